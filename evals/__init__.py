@@ -1,0 +1,1 @@
+"""Evaluation suites and the synthetic world they (and the tests) run on."""

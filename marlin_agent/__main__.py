@@ -1,0 +1,3 @@
+from marlin_agent.cli import app
+
+app()

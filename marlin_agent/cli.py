@@ -1,0 +1,148 @@
+"""The `marlin-agent` command: parse, call one library function, render. Nothing else."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from marlin_agent import __version__
+from marlin_agent.config import Settings, load_settings
+from marlin_agent.domain import SCHEMA_VERSION
+from marlin_agent.errors import MarlinAgentError
+
+app = typer.Typer(
+    name="marlin-agent",
+    help="Ask questions of your footage with Marlin-2B: captions, grounded moments, evidence.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+stderr = Console(stderr=True)
+
+# Options shared by every command that talks to Marlin, declared once.
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout; logs go to stderr.")]
+BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Marlin server API root (env MARLIN_BASE_URL).")]
+ApiKeyOpt = Annotated[Optional[str], typer.Option("--api-key", help="API key for the server (env MARLIN_API_KEY).")]
+ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name the server serves (env MARLIN_MODEL).")]
+MediaOpt = Annotated[Optional[str], typer.Option("--media", help="How clips reach the server: auto, file or base64 (env MARLIN_MEDIA).")]
+ConcurrencyOpt = Annotated[Optional[int], typer.Option("--concurrency", help="Requests in flight at once.")]
+ChunkOpt = Annotated[Optional[float], typer.Option("--chunk-seconds", help="Chunk length; Marlin reads ~60 s at a time.")]
+StartOpt = Annotated[Optional[float], typer.Option("--start", help="Only look from this second on.")]
+EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to this second.")]
+VideoArg = Annotated[Path, typer.Argument(help="A video file.", show_default=False)]
+
+
+def _settings(base_url, api_key, model, media, concurrency, chunk_seconds) -> Settings:
+    return load_settings({
+        "server.base_url": base_url, "server.api_key": api_key, "server.model": model,
+        "server.media": media, "server.concurrency": concurrency, "media.chunk_seconds": chunk_seconds,
+    })
+
+
+def _emit_json(document: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+@contextmanager
+def _progress_bar(label: str, enabled: bool):
+    """A progress bar over chunks on stderr; ``None`` when stderr is not a terminal."""
+    if not enabled or not stderr.is_terminal:
+        yield None
+        return
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+def _run(as_json: bool, work: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``work``; turn our errors into a JSON error or a one-line message and an exit code."""
+    try:
+        return asyncio.run(work())
+    except MarlinAgentError as exc:
+        if as_json:
+            _emit_json({"error": exc.to_dict()})
+        else:
+            stderr.print(f"[bold red]error:[/] {exc.message}")
+            if exc.hint:
+                stderr.print(f"[dim]hint:[/] {exc.hint}")
+        raise typer.Exit(exc.exit_code) from None
+    except KeyboardInterrupt:
+        stderr.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"marlin-agent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+) -> None:
+    """Ask questions of your footage with Marlin-2B."""
+
+
+@app.command("caption")
+def caption_command(
+    video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Describe a video: a scene paragraph per ~60 s chunk and time-ranged events."""
+    from marlin_agent.marlin import MarlinClient
+    from marlin_agent.render import show_caption
+    from marlin_agent.scan import caption_video
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
+        async with MarlinClient(settings.server) as client:
+            with _progress_bar("captioning", not as_json) as progress:
+                result = await caption_video(video, settings, client, start, end, progress)
+            return result, client.usage.calls
+
+    result, calls = _run(as_json, work)
+    if as_json:
+        document = result.model_dump(mode="json", include={"video", "chunks", "events", "failures"})
+        _emit_json({**document, "usage": {"marlin_calls": calls}})
+    else:
+        show_caption(Console(), result)
+
+
+@app.command("find")
+def find_command(
+    event: Annotated[str, typer.Argument(help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],
+    video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Ground an event: one candidate span per chunk searched, best first (unverified)."""
+    from marlin_agent.marlin import MarlinClient
+    from marlin_agent.render import show_find
+    from marlin_agent.scan import find_in_video
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
+        async with MarlinClient(settings.server) as client:
+            with _progress_bar("grounding", not as_json) as progress:
+                result = await find_in_video(event, video, settings, client, start, end, progress)
+            return result, client.usage.calls
+
+    result, calls = _run(as_json, work)
+    if as_json:
+        document = result.model_dump(mode="json", include={"query", "video", "candidates", "failures"})
+        _emit_json({**document, "usage": {"marlin_calls": calls}})
+    else:
+        show_find(Console(), result)

@@ -1,0 +1,151 @@
+"""Settings: one typed object, built once at a front door and passed down.
+
+Precedence, highest first: explicit overrides (CLI flags) > environment variables >
+the user's ``$MARLIN_HOME/config.toml`` > the shipped ``configs/default.toml``.
+This is the only module that reads the environment.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+
+from marlin_agent.errors import ConfigError
+from marlin_agent.resources import data_path
+
+MediaTransport = Literal["auto", "file", "base64"]
+
+
+class ServerSettings(BaseModel):
+    """How to reach Marlin and how to ask it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    model: str = "NemoStation/Marlin-2B"
+    media: MediaTransport = "auto"
+    request_timeout: float = Field(300.0, gt=0)
+    max_retries: int = Field(3, ge=0)
+    concurrency: int = Field(8, ge=1)
+    caption_max_tokens: int = Field(1024, ge=16)
+    find_max_tokens: int = Field(64, ge=8)
+    send_video_budget: bool = True
+    sample_fps: float = Field(2.0, gt=0)
+    min_frames: int = Field(4, ge=1)
+    max_frames: int = Field(240, ge=1)
+    max_pixels: int = Field(200_704, ge=28 * 28)
+
+    @field_validator("base_url")
+    @classmethod
+    def _strip_slash(cls, value: str | None) -> str | None:
+        return value.rstrip("/") if value else None
+
+
+class MediaSettings(BaseModel):
+    """How footage is cut and staged for the server."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    chunk_seconds: float = Field(60.0, ge=5)
+    tail_merge_seconds: float = Field(15.0, ge=0)
+    stage_fps: float = Field(4.0, gt=0, le=30)
+
+
+class Settings(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    home: Path
+    server: ServerSettings = ServerSettings()
+    media: MediaSettings = MediaSettings()
+
+    @property
+    def cache_dir(self) -> Path:
+        return self.home / "cache"
+
+    @property
+    def user_config_path(self) -> Path:
+        return self.home / "config.toml"
+
+
+# Environment variable -> (section, key). DESIGN.md names these.
+ENVIRONMENT: dict[str, tuple[str, str]] = {
+    "MARLIN_BASE_URL": ("server", "base_url"),
+    "MARLIN_API_KEY": ("server", "api_key"),
+    "MARLIN_MODEL": ("server", "model"),
+    "MARLIN_MEDIA": ("server", "media"),
+}
+
+
+def default_home(env: Mapping[str, str]) -> Path:
+    if env.get("MARLIN_HOME"):
+        return Path(env["MARLIN_HOME"]).expanduser()
+    return Path("~/.marlin").expanduser()
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(f"{path} is not valid TOML: {exc}", hint=f"Fix or delete {path}.") from exc
+
+
+def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
+    merged = dict(base)
+    for key, value in layer.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
+            merged[key] = _merge(merged[key], value)
+        elif value is not None:
+            merged[key] = value
+    return merged
+
+
+def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
+    """Turn {"server.model": x} into {"server": {"model": x}}."""
+    nested: dict[str, Any] = {}
+    for dotted, value in flat.items():
+        if value is None:
+            continue
+        section, _, key = dotted.partition(".")
+        if key:
+            nested.setdefault(section, {})[key] = value
+        else:
+            nested[section] = value
+    return nested
+
+
+def load_settings(
+    overrides: Mapping[str, Any] | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Build the settings from every layer.
+
+    ``overrides`` uses dotted keys (``{"server.base_url": ...}``); ``None`` values mean
+    "not given" so a CLI can pass every flag through unchanged.
+    """
+    env = os.environ if env is None else env
+    home = default_home(env)
+    layers: dict[str, Any] = _read_toml(data_path("configs/default.toml"))
+    user_file = home / "config.toml"
+    if user_file.is_file():
+        layers = _merge(layers, _read_toml(user_file))
+    from_env = {f"{section}.{key}": env.get(name) or None for name, (section, key) in ENVIRONMENT.items()}
+    layers = _merge(layers, _nest(from_env))
+    layers = _merge(layers, _nest(overrides or {}))
+    layers["home"] = layers.get("home") or home
+    try:
+        return Settings.model_validate(layers)
+    except ValidationError as exc:
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
+        )
+        raise ConfigError(
+            f"invalid settings: {problems}",
+            hint=f"Check the flags, the MARLIN_* environment variables and {user_file}.",
+        ) from exc

@@ -1,0 +1,123 @@
+"""Typed records shared across the package and its front doors.
+
+All times are seconds in the video's own time unless a name says otherwise.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, computed_field
+
+SCHEMA_VERSION = "1"
+
+
+class Record(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+
+class VideoInfo(Record):
+    """What probing a file found out about it."""
+
+    path: Path
+    content_id: str = Field(description="Hash of the file's bytes: stable across moves and renames.")
+    size_bytes: int
+    duration: float
+    fps: float
+    width: int = Field(description="Displayed width, after rotation.")
+    height: int = Field(description="Displayed height, after rotation.")
+    rotation: int = Field(description="Counter-clockwise display rotation in degrees (0, 90, 180, 270).")
+    has_audio: bool
+    codec: str
+
+
+class Chunk(Record):
+    """A piece of a video sent to Marlin in one request."""
+
+    index: int
+    start: float
+    end: float
+
+    @computed_field
+    @property
+    def duration(self) -> float:
+        return round(self.end - self.start, 6)
+
+
+class StagedClip(Record):
+    """A chunk re-encoded into a small server-ready file."""
+
+    chunk: Chunk
+    path: Path
+    width: int
+    height: int
+    fps: float
+    frames: int
+    size_bytes: int
+
+
+class Event(Record):
+    start: float
+    end: float
+    text: str
+
+
+class Caption(Record):
+    """Marlin's caption of one clip, in the clip's own time."""
+
+    scene: str
+    events: list[Event]
+    raw: str
+    format_ok: bool
+
+
+class Span(Record):
+    """Marlin's grounding of one event in one clip, in the clip's own time."""
+
+    start: float
+    end: float
+    raw: str
+    format_ok: bool
+
+
+class ChunkCaption(Record):
+    """A chunk's caption with event times moved into the video's time."""
+
+    start: float
+    end: float
+    scene: str
+    events: list[Event]
+    raw: str
+    format_ok: bool
+
+
+class ChunkFailure(Record):
+    start: float
+    end: float
+    code: str
+    message: str
+
+
+class Candidate(Record):
+    """A span Marlin proposed for an event: unverified, since find always answers."""
+
+    start: float
+    end: float
+    chunk_start: float
+    chunk_end: float
+    raw: str
+    format_ok: bool
+
+
+class VideoCaption(Record):
+    video: VideoInfo
+    chunks: list[ChunkCaption]
+    events: list[Event]
+    failures: list[ChunkFailure] = []
+
+
+class FindResult(Record):
+    query: str
+    video: VideoInfo
+    candidates: list[Candidate]
+    failures: list[ChunkFailure] = []

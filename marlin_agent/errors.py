@@ -1,0 +1,172 @@
+"""The error family of marlin-agent.
+
+Every failure a user can cause or meet has its own class with a stable ``code`` (used in
+JSON errors), a message that says what happened, and a ``hint`` that says what to do
+next. Only the front doors turn these into exit codes and JSON documents.
+"""
+
+from __future__ import annotations
+
+from typing import ClassVar
+
+GATED_MODEL_URL = "https://huggingface.co/NemoStation/Marlin-2B"
+
+NO_SERVER_HINT = (
+    "Marlin needs an OpenAI-compatible server. Three ways to get one: "
+    "(1) start a local engine, e.g. `vllm serve NemoStation/Marlin-2B` with the flags the README "
+    "gives under 'Serving Marlin'; "
+    "(2) use a hosted endpoint: set MARLIN_BASE_URL and MARLIN_API_KEY; "
+    "(3) point MARLIN_BASE_URL (or --base-url) at a server you already run, "
+    "e.g. http://127.0.0.1:8000/v1."
+)
+
+
+class MarlinAgentError(Exception):
+    """Base class: a failure with a code, a message and a hint for the user."""
+
+    code: ClassVar[str] = "error"
+    exit_code: ClassVar[int] = 1
+    default_hint: ClassVar[str] = ""
+
+    def __init__(self, message: str, hint: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint if hint is not None else self.default_hint
+
+    def to_dict(self) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "hint": self.hint}
+
+
+# --- bad input -------------------------------------------------------------------------
+
+
+class InputError(MarlinAgentError):
+    code = "bad_input"
+    exit_code = 2
+
+
+class VideoNotFound(InputError):
+    code = "video_not_found"
+    default_hint = "Check the path; relative paths are resolved from the current directory."
+
+
+class VideoUnreadable(InputError):
+    """The file exists but is not a video we can decode (not a video, corrupt, truncated)."""
+
+    code = "video_unreadable"
+    default_hint = (
+        "Open the file in a video player to check it. A partially downloaded or copied file "
+        "is often truncated: fetch it again."
+    )
+
+
+class VideoEmpty(InputError):
+    code = "video_empty"
+    default_hint = "The file holds no footage to analyse; check the export or download that made it."
+
+
+class InvalidTimeRange(InputError):
+    code = "invalid_time_range"
+    default_hint = "Give --start and --end in seconds within the video, with start < end."
+
+
+class EmptyQuery(InputError):
+    code = "empty_query"
+    default_hint = 'Describe the event in words, e.g. "a red ball rolls across the floor".'
+
+
+class ConfigError(MarlinAgentError):
+    code = "config_invalid"
+    exit_code = 2
+
+
+# --- the Marlin server -----------------------------------------------------------------
+
+
+class ServerError(MarlinAgentError):
+    code = "server_error"
+    exit_code = 3
+    # True when every further request would fail the same way, so a run stops at once
+    # instead of recording the same failure for each chunk.
+    stops_run: ClassVar[bool] = False
+
+
+class ServerNotConfigured(ServerError):
+    code = "server_not_configured"
+    stops_run = True
+    default_hint = NO_SERVER_HINT
+
+
+class ServerUnavailable(ServerError):
+    code = "server_unavailable"
+    stops_run = True
+    default_hint = NO_SERVER_HINT
+
+
+class ServerTimeout(ServerError):
+    code = "server_timeout"
+    default_hint = (
+        "The server accepted the request but did not answer in time. A cold engine pays a "
+        "one-off warm-up on its first video; retry, or raise `request_timeout` in the config."
+    )
+
+
+class ServerProtocolError(ServerError):
+    """The server answered, but not like an OpenAI-compatible chat-completions endpoint."""
+
+    code = "server_bad_response"
+    stops_run = True
+    default_hint = (
+        "Check that the base URL points at the OpenAI-compatible API root of a Marlin server "
+        "(it usually ends in /v1)."
+    )
+
+
+class ServerRejected(ServerError):
+    """The server refused the request for a reason of its own (a 4xx we cannot map)."""
+
+    code = "server_rejected"
+    default_hint = "Read the server's message above; the server's log usually says more."
+
+
+class AuthenticationFailed(ServerError):
+    code = "auth_failed"
+    stops_run = True
+    exit_code = 4
+    default_hint = (
+        "The server refused the API key. Set MARLIN_API_KEY (or --api-key) to a key this "
+        "endpoint accepts; a local engine accepts any non-empty key."
+    )
+
+
+class ModelAccessDenied(ServerError):
+    code = "model_access_denied"
+    stops_run = True
+    exit_code = 4
+    default_hint = (
+        f"Marlin-2B is a gated model: request access at {GATED_MODEL_URL}, "
+        "then make sure the key or token in use belongs to the account that was granted access."
+    )
+
+
+class ModelNotServed(ServerError):
+    code = "model_not_served"
+    stops_run = True
+    default_hint = "Set MARLIN_MODEL (or --model) to the name the server lists under /v1/models."
+
+
+class NonVideoEngine(ServerError):
+    code = "engine_without_video"
+    stops_run = True
+    default_hint = (
+        "Ollama, llama.cpp, LM Studio and TGI accept images and text but no video, so they "
+        "cannot run Marlin. Serve it with vLLM (NVIDIA), SGLang (NVIDIA) or the MLX engine "
+        "(Apple Silicon), or use a hosted endpoint."
+    )
+
+
+class ChunkFailed(MarlinAgentError):
+    """One chunk of a video failed after retries; the others may still have answered."""
+
+    code = "chunk_failed"
+    exit_code = 3

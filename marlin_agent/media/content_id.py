@@ -1,0 +1,44 @@
+"""Content ids: a hash of a file's bytes, so a moved or renamed video is still known.
+
+Hashing a large file costs about a second per gigabyte, so the result is remembered
+per (path, size, mtime, inode) under the cache directory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+
+_READ_BYTES = 4 * 1024 * 1024
+ID_LENGTH = 32
+
+
+def hash_file(path: Path) -> str:
+    digest = hashlib.blake2b(digest_size=ID_LENGTH // 2)
+    with path.open("rb") as handle:
+        while block := handle.read(_READ_BYTES):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def content_id(path: Path, cache_dir: Path | None = None) -> str:
+    """The content id of ``path``; reuses a remembered hash when the file is unchanged."""
+    if cache_dir is None:
+        return hash_file(path)
+    stat = path.stat()
+    key_source = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    key = hashlib.blake2b(key_source.encode(), digest_size=16).hexdigest()
+    memo = cache_dir / "content-ids" / key
+    try:
+        remembered = memo.read_text().strip()
+        if len(remembered) == ID_LENGTH:
+            return remembered
+    except OSError:
+        pass
+    value = hash_file(path)
+    memo.parent.mkdir(parents=True, exist_ok=True)
+    temporary = memo.with_suffix(f".{os.getpid()}.tmp")
+    temporary.write_text(value)
+    os.replace(temporary, memo)
+    return value

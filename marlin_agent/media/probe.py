@@ -1,0 +1,121 @@
+"""Probe a video file with PyAV: duration, frame rate, size, rotation, audio, soundness."""
+
+from __future__ import annotations
+
+from fractions import Fraction
+from pathlib import Path
+
+import av
+
+from marlin_agent.domain import VideoInfo
+from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoUnreadable
+from marlin_agent.media.content_id import content_id
+
+# A file whose last decodable frame is this far before its declared end is truncated.
+_TRUNCATION_SLACK = 2.0
+
+
+def stream_start(stream: av.video.stream.VideoStream) -> float:
+    """The stream's first timestamp: video time is measured from here (MPEG-TS starts late)."""
+    if stream.start_time is None:
+        return 0.0
+    return float(stream.start_time * stream.time_base)
+
+
+def _declared_duration(container: av.container.InputContainer, stream) -> float | None:
+    if stream.duration is not None and stream.time_base is not None:
+        return float(stream.duration * stream.time_base)
+    if container.duration is not None:
+        return container.duration / av.time_base
+    return None
+
+
+def _scanned_duration(container: av.container.InputContainer, stream) -> float | None:
+    """Duration from the packets themselves, for containers that declare none (raw streams)."""
+    last = None
+    for packet in container.demux(stream):
+        if packet.pts is not None and packet.duration is not None:
+            end = float((packet.pts + packet.duration) * packet.time_base)
+            last = end if last is None else max(last, end)
+    container.seek(0)
+    return last
+
+
+def _open(path: Path) -> av.container.InputContainer:
+    try:
+        return av.open(str(path), mode="r", metadata_errors="ignore")
+    except (av.FFmpegError, UnicodeDecodeError) as exc:
+        raise VideoUnreadable(f"{path} is not a readable video: {exc}") from exc
+
+
+def _first_frame(container, stream, path: Path) -> av.VideoFrame:
+    try:
+        for frame in container.decode(stream):
+            return frame
+    except av.FFmpegError as exc:
+        raise VideoUnreadable(f"{path} could not be decoded: {exc}") from exc
+    raise VideoEmpty(f"{path} has a video stream but no decodable frames")
+
+
+def _check_tail(container, stream, path: Path, duration: float) -> None:
+    """Decode near the declared end: a truncated copy declares footage it no longer holds."""
+    origin = stream_start(stream)
+    target = max(0.0, duration - 1.0)
+    last_time = None
+    try:
+        container.seek(int((origin + target) / stream.time_base), stream=stream, backward=True)
+        for frame in container.decode(stream):
+            if frame.time is not None:
+                last_time = frame.time - origin
+    except av.FFmpegError as exc:
+        raise VideoUnreadable(
+            f"{path} is damaged near its end ({exc}); it is probably truncated"
+        ) from exc
+    if last_time is None or last_time < duration - _TRUNCATION_SLACK:
+        reached = "no frames" if last_time is None else f"footage up to {last_time:.1f} s"
+        raise VideoUnreadable(
+            f"{path} declares {duration:.1f} s but holds {reached}; it is probably truncated"
+        )
+
+
+def probe_video(path: Path, cache_dir: Path | None = None) -> VideoInfo:
+    """Open ``path``, check that it is a sound video, and describe it.
+
+    Raises a specific error for a missing file, an empty file, something that is not a
+    video, and a truncated or corrupt video.
+    """
+    path = Path(path).expanduser()
+    if not path.exists():
+        raise VideoNotFound(f"no such file: {path}")
+    if path.is_dir():
+        raise VideoNotFound(f"{path} is a folder, not a video file")
+    size = path.stat().st_size
+    if size == 0:
+        raise VideoEmpty(f"{path} is empty (0 bytes)")
+    with _open(path) as container:
+        if not container.streams.video:
+            raise VideoUnreadable(f"{path} has no video stream (is it an audio or image file?)")
+        stream = container.streams.video[0]
+        stream.thread_type = "AUTO"
+        duration = _declared_duration(container, stream) or _scanned_duration(container, stream)
+        first = _first_frame(container, stream, path)
+        if not duration or duration <= 0:
+            raise VideoEmpty(f"{path} has a duration of zero")
+        _check_tail(container, stream, path, duration)
+        rate = stream.average_rate or stream.guessed_rate or Fraction(0)
+        rotation = int(first.rotation or 0) % 360
+        width, height = first.width, first.height
+        if rotation in (90, 270):
+            width, height = height, width
+        return VideoInfo(
+            path=path.resolve(),
+            content_id=content_id(path, cache_dir),
+            size_bytes=size,
+            duration=round(duration, 6),
+            fps=round(float(rate), 6),
+            width=width,
+            height=height,
+            rotation=rotation,
+            has_audio=bool(container.streams.audio),
+            codec=stream.codec_context.name,
+        )

@@ -1,0 +1,154 @@
+"""Stage a chunk as a small, server-ready clip in a content-addressed cache.
+
+The clip is re-encoded (never stream-copied: a copy snaps to keyframes and skews every
+timestamp after the cut), starts exactly at the chunk's start, has no audio, a modest
+frame rate, upright frames, and a size within Marlin's per-frame pixel budget. Frames
+are streamed from the decoder; the whole video is never held in memory.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+from fractions import Fraction
+from pathlib import Path
+
+import av
+import numpy as np
+
+from marlin_agent.domain import Chunk, StagedClip, VideoInfo
+from marlin_agent.errors import VideoUnreadable
+from marlin_agent.media.probe import stream_start
+
+# Bump when the staged bytes would change for the same inputs.
+STAGE_VERSION = 1
+# Qwen-family processors resize frames to multiples of 28 px; staging at such a size
+# means the server does not resample again.
+_PATCH = 28
+
+
+def staged_size(width: int, height: int, max_pixels: int) -> tuple[int, int]:
+    """The largest size with the same aspect, sides multiples of 28, within ``max_pixels``."""
+    scale = min(1.0, math.sqrt(max_pixels / (width * height)))
+    w = max(_PATCH, math.floor(width * scale / _PATCH) * _PATCH)
+    h = max(_PATCH, math.floor(height * scale / _PATCH) * _PATCH)
+    return w, h
+
+
+def _clip_key(video: VideoInfo, chunk: Chunk, fps: float, max_pixels: int) -> str:
+    source = f"{video.content_id}|{chunk.start:.6f}|{chunk.end:.6f}|{fps}|{max_pixels}|v{STAGE_VERSION}"
+    return hashlib.blake2b(source.encode(), digest_size=12).hexdigest()
+
+
+def _rate(fps: float) -> Fraction:
+    return Fraction(fps).limit_denominator(1001)
+
+
+def _sampled_frames(container, stream, chunk: Chunk, fps: float):
+    """Yield (tick, frame): for each output tick, the last source frame shown at or before it."""
+    origin = stream_start(stream)
+    ticks = max(1, math.ceil((chunk.end - chunk.start) * fps - 1e-6))
+    seek_to = origin + chunk.start
+    container.seek(max(0, int(seek_to / stream.time_base)), stream=stream, backward=True)
+    tick = 0
+    previous = None
+    for frame in container.decode(stream):
+        if frame.time is None:
+            continue
+        t = frame.time - origin
+        while tick < ticks and chunk.start + tick / fps < t - 1e-6:
+            yield tick, previous if previous is not None else frame
+            tick += 1
+        if tick >= ticks:
+            return
+        previous = frame
+    while previous is not None and tick < ticks:
+        yield tick, previous
+        tick += 1
+
+
+def _upright(frame: av.VideoFrame, width: int, height: int, rotation: int) -> av.VideoFrame:
+    if rotation == 0:
+        return frame.reformat(width=width, height=height, format="yuv420p")
+    stored_w, stored_h = (height, width) if rotation in (90, 270) else (width, height)
+    pixels = frame.reformat(width=stored_w, height=stored_h, format="rgb24").to_ndarray()
+    turned = np.ascontiguousarray(np.rot90(pixels, k=rotation // 90))
+    return av.VideoFrame.from_ndarray(turned, format="rgb24").reformat(format="yuv420p")
+
+
+def _encode(video: VideoInfo, chunk: Chunk, target: Path, fps: float, max_pixels: int) -> tuple[int, int, int]:
+    width, height = staged_size(video.width, video.height, max_pixels)
+    rate = _rate(fps)
+    frames = 0
+    with av.open(str(video.path), metadata_errors="ignore") as source, av.open(
+        str(target), mode="w", format="mp4", options={"movflags": "+faststart"}
+    ) as sink:
+        stream = source.streams.video[0]
+        stream.thread_type = "AUTO"
+        # Decoding non-reference frames buys nothing when most frames are skipped anyway.
+        if video.fps >= 3 * fps:
+            stream.codec_context.skip_frame = "NONREF"
+        out = sink.add_stream("libx264", rate=rate)
+        out.width, out.height, out.pix_fmt = width, height, "yuv420p"
+        out.codec_context.time_base = 1 / rate
+        out.options = {"preset": "veryfast", "crf": "23", "g": str(max(1, round(fps * 2)))}
+        for tick, frame in _sampled_frames(source, stream, chunk, fps):
+            picture = _upright(frame, width, height, video.rotation)
+            picture.pts = tick
+            picture.time_base = out.codec_context.time_base
+            for packet in out.encode(picture):
+                sink.mux(packet)
+            frames += 1
+        for packet in out.encode():
+            sink.mux(packet)
+    return width, height, frames
+
+
+def stage_clip(
+    video: VideoInfo,
+    chunk: Chunk,
+    cache_dir: Path,
+    fps: float = 4.0,
+    max_pixels: int = 200_704,
+) -> StagedClip:
+    """Stage ``chunk`` of ``video`` as an H.264 clip under ``cache_dir``; reuse it if present."""
+    key = _clip_key(video, chunk, fps, max_pixels)
+    folder = cache_dir / "clips" / video.content_id[:16]
+    clip_path = folder / f"{key}.mp4"
+    meta_path = folder / f"{key}.json"
+    if clip_path.is_file() and meta_path.is_file():
+        try:
+            return StagedClip.model_validate_json(meta_path.read_text())
+        except ValueError:
+            pass  # a damaged sidecar: stage again below
+    folder.mkdir(parents=True, exist_ok=True)
+    partial = folder / f"{key}.{os.getpid()}.partial.mp4"
+    try:
+        width, height, frames = _encode(video, chunk, partial, fps, max_pixels)
+        if frames == 0:
+            raise VideoUnreadable(
+                f"{video.path} has no decodable frames between {chunk.start:.1f} s and {chunk.end:.1f} s"
+            )
+        os.replace(partial, clip_path)
+    except av.FFmpegError as exc:
+        raise VideoUnreadable(
+            f"{video.path} could not be decoded between {chunk.start:.1f} s and {chunk.end:.1f} s: {exc}"
+        ) from exc
+    finally:
+        partial.unlink(missing_ok=True)
+    staged = StagedClip(
+        chunk=chunk,
+        path=clip_path,
+        width=width,
+        height=height,
+        fps=float(fps),
+        frames=frames,
+        size_bytes=clip_path.stat().st_size,
+    )
+    # The sidecar is written last: its presence marks a complete clip.
+    partial_meta = meta_path.with_suffix(f".{os.getpid()}.tmp")
+    partial_meta.write_text(json.dumps(staged.model_dump(mode="json")))
+    os.replace(partial_meta, meta_path)
+    return staged

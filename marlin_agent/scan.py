@@ -1,0 +1,154 @@
+"""Caption or ground a whole video, chunk by chunk, with times in the video's own seconds.
+
+Chunks are staged on worker threads while earlier chunks are already with the server, so
+the CPU and the server work at the same time. A chunk that fails is recorded and the rest
+go on; a failure that every request would meet (no server, bad key) stops the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections.abc import Awaitable, Callable
+from pathlib import Path
+from typing import TypeVar
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import (
+    Candidate,
+    Chunk,
+    ChunkCaption,
+    ChunkFailure,
+    Event,
+    FindResult,
+    StagedClip,
+    VideoCaption,
+    VideoInfo,
+)
+from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError, ServerError
+from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.media import plan_chunks, probe_video, stage_clip
+
+T = TypeVar("T")
+Progress = Callable[[int, int], None]
+
+
+def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None, end: float | None = None) -> list[Chunk]:
+    """The chunks covering ``[start, end]`` of ``video`` (the whole video by default)."""
+    lo = 0.0 if start is None else start
+    hi = video.duration if end is None else end
+    if lo < 0 or hi > video.duration + 1e-3 or lo >= hi:
+        raise InvalidTimeRange(
+            f"the range {lo:.2f}–{hi:.2f} s is not inside {video.path.name} (0–{video.duration:.2f} s)"
+        )
+    return plan_chunks(lo, min(hi, video.duration), settings.media.chunk_seconds, settings.media.tail_merge_seconds)
+
+
+class ChunkRunner:
+    """Stage each chunk and ask the server about it; collect answers and failures."""
+
+    def __init__(self, video: VideoInfo, settings: Settings, client: MarlinClient,
+                 on_progress: Progress | None = None) -> None:
+        self.video = video
+        self.settings = settings
+        self.client = client
+        self.on_progress = on_progress
+        self._staging = asyncio.Semaphore(max(1, os.cpu_count() or 1))
+
+    async def _stage(self, chunk: Chunk) -> StagedClip:
+        async with self._staging:
+            return await asyncio.to_thread(
+                stage_clip, self.video, chunk, self.settings.cache_dir,
+                self.settings.media.stage_fps, self.settings.server.max_pixels,
+            )
+
+    async def run(self, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable[T]]) -> tuple[list[tuple[Chunk, T]], list[ChunkFailure]]:
+        done = 0
+        total = len(chunks)
+        if self.on_progress:
+            self.on_progress(0, total)
+
+        async def one(chunk: Chunk) -> tuple[Chunk, T | MarlinAgentError]:
+            nonlocal done
+            try:
+                outcome: T | MarlinAgentError = await ask(await self._stage(chunk))
+            except ServerError as exc:
+                if exc.stops_run:
+                    raise
+                outcome = exc
+            except MarlinAgentError as exc:
+                outcome = exc
+            done += 1
+            if self.on_progress:
+                self.on_progress(done, total)
+            return chunk, outcome
+
+        tasks = [asyncio.create_task(one(chunk)) for chunk in chunks]
+        try:
+            finished = await asyncio.gather(*tasks)
+        except BaseException:
+            for task in tasks:
+                task.cancel()
+            await asyncio.gather(*tasks, return_exceptions=True)
+            raise
+        answers = [(c, o) for c, o in finished if not isinstance(o, MarlinAgentError)]
+        failures = [
+            ChunkFailure(start=c.start, end=c.end, code=o.code, message=o.message)
+            for c, o in finished if isinstance(o, MarlinAgentError)
+        ]
+        if chunks and not answers:
+            first = next(o for _, o in finished if isinstance(o, MarlinAgentError))
+            raise ChunkFailed(f"every chunk of {self.video.path.name} failed; the first: {first.message}",
+                              hint=first.hint) from first
+        return answers, failures
+
+
+def _to_video_time(chunk: Chunk, start: float, end: float) -> tuple[float, float]:
+    return (round(min(chunk.start + start, chunk.end), 3), round(min(chunk.start + end, chunk.end), 3))
+
+
+async def caption_video(path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
+                        end: float | None = None, on_progress: Progress | None = None) -> VideoCaption:
+    """Caption every chunk of the video (or of ``[start, end]``) and merge in time order."""
+    video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
+    chunks = chunks_for(video, settings, start, end)
+    answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, client.caption)
+    captions = []
+    for chunk, caption in sorted(answers, key=lambda pair: pair[0].start):
+        events = [Event(start=s, end=e, text=event.text)
+                  for event in caption.events for s, e in [_to_video_time(chunk, event.start, event.end)]]
+        captions.append(ChunkCaption(start=chunk.start, end=chunk.end, scene=caption.scene, events=events,
+                                     raw=caption.raw, format_ok=caption.format_ok))
+    events = sorted((e for c in captions for e in c.events), key=lambda e: (e.start, e.end))
+    return VideoCaption(video=video, chunks=captions, events=events, failures=failures)
+
+
+def _rank(candidate: Candidate) -> tuple:
+    """Unverified candidates, ordered by how well the answer kept Marlin's format, whether
+    the span is a plausible event (neither a blink nor the whole chunk), then time."""
+    width = candidate.end - candidate.start
+    chunk_width = candidate.chunk_end - candidate.chunk_start
+    plausible = 0.3 <= width <= 0.9 * chunk_width
+    return (not candidate.format_ok, not plausible, candidate.start)
+
+
+async def find_in_video(query: str, path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
+                        end: float | None = None, on_progress: Progress | None = None) -> FindResult:
+    """Ground ``query`` in every chunk: one unverified candidate per chunk, best first."""
+    video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
+    chunks = chunks_for(video, settings, start, end)
+
+    async def ground(clip: StagedClip):
+        return await client.ground(clip, query)
+
+    answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, ground)
+    candidates = []
+    for chunk, span in answers:
+        if span is None:
+            failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code="no_span",
+                                         message="Marlin's answer held no time range"))
+            continue
+        s, e = _to_video_time(chunk, span.start, span.end)
+        candidates.append(Candidate(start=s, end=e, chunk_start=chunk.start, chunk_end=chunk.end,
+                                    raw=span.raw, format_ok=span.format_ok))
+    return FindResult(query=query, video=video, candidates=sorted(candidates, key=_rank), failures=failures)
