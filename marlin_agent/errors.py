@@ -60,6 +60,14 @@ class VideoUnreadable(InputError):
     )
 
 
+class VideoTruncated(VideoUnreadable):
+    code = "video_truncated"
+    default_hint = (
+        "The file ends before its own index says it should: it was probably cut short while "
+        "downloading or copying. Fetch or export it again."
+    )
+
+
 class VideoEmpty(InputError):
     code = "video_empty"
     default_hint = "The file holds no footage to analyse; check the export or download that made it."

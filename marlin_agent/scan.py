@@ -27,6 +27,7 @@ from marlin_agent.domain import (
 )
 from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError, ServerError
 from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.marlin.prompts import find_prompt
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
 
 T = TypeVar("T")
@@ -103,6 +104,39 @@ class ChunkRunner:
         return answers, failures
 
 
+# An event cut by a chunk boundary comes back as two events that touch the boundary.
+_BOUNDARY_SLACK = 0.75
+_SAME_EVENT_WORDS = 0.5
+
+
+def _words(text: str) -> set[str]:
+    return {w for w in text.lower().replace(",", " ").split() if len(w) > 2}
+
+
+def _same_event(a: Event, b: Event) -> bool:
+    left, right = _words(a.text), _words(b.text)
+    return bool(left and right) and len(left & right) / len(left | right) >= _SAME_EVENT_WORDS
+
+
+def join_across_boundaries(captions: list[ChunkCaption]) -> list[Event]:
+    """All events in time order, with an event split by a chunk boundary joined again."""
+    joined: list[Event] = []
+    for previous, current in zip([None, *captions], captions):
+        pending = list(current.events)
+        if previous is not None and previous.end == current.start:
+            for index, event in enumerate(pending):
+                if event.start - current.start > _BOUNDARY_SLACK:
+                    continue
+                match = next((j for j, e in enumerate(joined) if previous.end - e.end <= _BOUNDARY_SLACK
+                              and e.end <= previous.end and _same_event(e, event)), None)
+                if match is not None:
+                    head = joined[match]
+                    joined[match] = Event(start=head.start, end=max(head.end, event.end), text=head.text)
+                    pending[index] = None
+        joined.extend(e for e in pending if e is not None)
+    return sorted(joined, key=lambda e: (e.start, e.end))
+
+
 def _to_video_time(chunk: Chunk, start: float, end: float) -> tuple[float, float]:
     return (round(min(chunk.start + start, chunk.end), 3), round(min(chunk.start + end, chunk.end), 3))
 
@@ -119,8 +153,7 @@ async def caption_video(path: Path, settings: Settings, client: MarlinClient, st
                   for event in caption.events for s, e in [_to_video_time(chunk, event.start, event.end)]]
         captions.append(ChunkCaption(start=chunk.start, end=chunk.end, scene=caption.scene, events=events,
                                      raw=caption.raw, format_ok=caption.format_ok))
-    events = sorted((e for c in captions for e in c.events), key=lambda e: (e.start, e.end))
-    return VideoCaption(video=video, chunks=captions, events=events, failures=failures)
+    return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures)
 
 
 def _rank(candidate: Candidate) -> tuple:
@@ -135,6 +168,7 @@ def _rank(candidate: Candidate) -> tuple:
 async def find_in_video(query: str, path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
                         end: float | None = None, on_progress: Progress | None = None) -> FindResult:
     """Ground ``query`` in every chunk: one unverified candidate per chunk, best first."""
+    find_prompt(query)  # refuse an unusable query before any footage is staged
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)
 

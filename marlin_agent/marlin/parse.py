@@ -71,5 +71,6 @@ def parse_span(raw: str, duration: float | None = None) -> Span | None:
     match = _SPAN_FROM_TO.search(body) or _SPAN_ANY.search(body)
     if not match:
         return None
-    start, end = _clamp(float(match.group(1)), float(match.group(2)), duration)
-    return Span(start=start, end=end, raw=raw, format_ok=bool(_SPAN_STRICT.match(body)))
+    first, second = float(match.group(1)), float(match.group(2))
+    start, end = _clamp(first, second, duration)
+    return Span(start=start, end=end, raw=raw, format_ok=bool(_SPAN_STRICT.match(body)) and first <= second)

@@ -8,7 +8,7 @@ from pathlib import Path
 import av
 
 from marlin_agent.domain import VideoInfo
-from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoUnreadable
+from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoTruncated, VideoUnreadable
 from marlin_agent.media.content_id import content_id
 
 # A file whose last decodable frame is this far before its declared end is truncated.
@@ -41,11 +41,28 @@ def _scanned_duration(container: av.container.InputContainer, stream) -> float |
     return last
 
 
+def _looks_like_video_container(path: Path) -> bool:
+    """True when the first bytes carry a common video container's signature."""
+    with path.open("rb") as handle:
+        head = handle.read(189)
+    return (
+        head[4:8] in (b"ftyp", b"moov", b"mdat", b"free", b"wide")  # MP4 / MOV
+        or head[:4] == b"\x1a\x45\xdf\xa3"  # Matroska / WebM
+        or (head[:4] == b"RIFF" and head[8:12] == b"AVI ")
+        or head[:1] == head[188:189] == b"\x47"  # MPEG-TS: a sync byte every 188 bytes
+    )
+
+
 def _open(path: Path) -> av.container.InputContainer:
     try:
         return av.open(str(path), mode="r", metadata_errors="ignore")
     except (av.FFmpegError, UnicodeDecodeError) as exc:
-        raise VideoUnreadable(f"{path} is not a readable video: {exc}") from exc
+        if _looks_like_video_container(path):
+            raise VideoTruncated(
+                f"{path} looks like a video but cannot be opened ({exc.__class__.__name__}): "
+                "it is damaged or truncated"
+            ) from exc
+        raise VideoUnreadable(f"{path} is not a video file (FFmpeg cannot read it)") from exc
 
 
 def _first_frame(container, stream, path: Path) -> av.VideoFrame:
@@ -68,14 +85,10 @@ def _check_tail(container, stream, path: Path, duration: float) -> None:
             if frame.time is not None:
                 last_time = frame.time - origin
     except av.FFmpegError as exc:
-        raise VideoUnreadable(
-            f"{path} is damaged near its end ({exc}); it is probably truncated"
-        ) from exc
+        raise VideoTruncated(f"{path} is damaged near its end ({exc}); it is probably truncated") from exc
     if last_time is None or last_time < duration - _TRUNCATION_SLACK:
         reached = "no frames" if last_time is None else f"footage up to {last_time:.1f} s"
-        raise VideoUnreadable(
-            f"{path} declares {duration:.1f} s but holds {reached}; it is probably truncated"
-        )
+        raise VideoTruncated(f"{path} declares {duration:.1f} s but holds {reached}; it is probably truncated")
 
 
 def probe_video(path: Path, cache_dir: Path | None = None) -> VideoInfo:
@@ -93,6 +106,8 @@ def probe_video(path: Path, cache_dir: Path | None = None) -> VideoInfo:
     if size == 0:
         raise VideoEmpty(f"{path} is empty (0 bytes)")
     with _open(path) as container:
+        if not container.streams.video and not container.streams.audio:
+            raise VideoEmpty(f"{path} is a media container with no footage in it (zero frames)")
         if not container.streams.video:
             raise VideoUnreadable(f"{path} has no video stream (is it an audio or image file?)")
         stream = container.streams.video[0]
