@@ -54,18 +54,22 @@ class ChunkRunner:
         self.settings = settings
         self.client = client
         self.on_progress = on_progress
-        self._staging = asyncio.Semaphore(max(1, os.cpu_count() or 1))
+        self._cores = max(1, os.cpu_count() or 1)
+        self._staging = asyncio.Semaphore(self._cores)
+        self._decoder_threads = self._cores
 
     async def _stage(self, chunk: Chunk) -> StagedClip:
         async with self._staging:
             return await asyncio.to_thread(
                 stage_clip, self.video, chunk, self.settings.cache_dir,
-                self.settings.media.stage_fps, self.settings.server.max_pixels,
+                self.settings.media.stage_fps, self.settings.server.max_pixels, self._decoder_threads,
             )
 
     async def run(self, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable[T]]) -> tuple[list[tuple[Chunk, T]], list[ChunkFailure]]:
         done = 0
         total = len(chunks)
+        # Side-by-side stagings each take one core; a lone chunk gets them all.
+        self._decoder_threads = max(1, self._cores // max(1, min(total, self._cores)))
         if self.on_progress:
             self.on_progress(0, total)
 
