@@ -95,6 +95,24 @@ def main(
     """Ask questions of your footage with Marlin-2B."""
 
 
+def _scan_command(as_json: bool, label: str, flags: tuple, run, fields: set[str], show) -> None:
+    """Shared body of the chunk-by-chunk commands: settings, client, progress, output."""
+    from marlin_agent.marlin import MarlinClient
+
+    async def work():
+        settings = _settings(*flags)
+        async with MarlinClient(settings.server) as client:
+            with _progress_bar(label, not as_json) as progress:
+                result = await run(settings, client, progress)
+            return result, client.usage.calls
+
+    result, calls = _run(as_json, work)
+    if as_json:
+        _emit_json({**result.model_dump(mode="json", include=fields), "usage": {"marlin_calls": calls}})
+    else:
+        show(Console(), result)
+
+
 @app.command("caption")
 def caption_command(
     video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
@@ -102,23 +120,14 @@ def caption_command(
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
     """Describe a video: a scene paragraph per ~60 s chunk and time-ranged events."""
-    from marlin_agent.marlin import MarlinClient
     from marlin_agent.render import show_caption
     from marlin_agent.scan import caption_video
 
-    async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
-        async with MarlinClient(settings.server) as client:
-            with _progress_bar("captioning", not as_json) as progress:
-                result = await caption_video(video, settings, client, start, end, progress)
-            return result, client.usage.calls
-
-    result, calls = _run(as_json, work)
-    if as_json:
-        document = result.model_dump(mode="json", include={"video", "chunks", "events", "failures"})
-        _emit_json({**document, "usage": {"marlin_calls": calls}})
-    else:
-        show_caption(Console(), result)
+    _scan_command(
+        as_json, "captioning", (base_url, api_key, model, media, concurrency, chunk_seconds),
+        lambda settings, client, progress: caption_video(video, settings, client, start, end, progress),
+        {"video", "chunks", "events", "failures"}, show_caption,
+    )
 
 
 @app.command("find")
@@ -129,20 +138,11 @@ def find_command(
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
     """Ground an event: one candidate span per chunk searched, best first (unverified)."""
-    from marlin_agent.marlin import MarlinClient
     from marlin_agent.render import show_find
     from marlin_agent.scan import find_in_video
 
-    async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
-        async with MarlinClient(settings.server) as client:
-            with _progress_bar("grounding", not as_json) as progress:
-                result = await find_in_video(event, video, settings, client, start, end, progress)
-            return result, client.usage.calls
-
-    result, calls = _run(as_json, work)
-    if as_json:
-        document = result.model_dump(mode="json", include={"query", "video", "candidates", "failures"})
-        _emit_json({**document, "usage": {"marlin_calls": calls}})
-    else:
-        show_find(Console(), result)
+    _scan_command(
+        as_json, "grounding", (base_url, api_key, model, media, concurrency, chunk_seconds),
+        lambda settings, client, progress: find_in_video(event, video, settings, client, start, end, progress),
+        {"query", "video", "candidates", "failures"}, show_find,
+    )
