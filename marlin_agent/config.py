@@ -57,12 +57,29 @@ class MediaSettings(BaseModel):
     stage_fps: float = Field(4.0, gt=0, le=30)
 
 
+class LibrarySettings(BaseModel):
+    """Where the index lives and which models fill it."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    db: str = ""
+    embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
+    whisper_model: str = "auto"
+    transcribe: bool = True
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     home: Path
     server: ServerSettings = ServerSettings()
     media: MediaSettings = MediaSettings()
+    library: LibrarySettings = LibrarySettings()
+
+    @property
+    def db_path(self) -> str:
+        """A folder, or any URI LanceDB takes (s3://, gs://, memory://)."""
+        return self.library.db or str(self.home / "index")
 
     @property
     def cache_dir(self) -> Path:
@@ -79,6 +96,8 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_API_KEY": ("server", "api_key"),
     "MARLIN_MODEL": ("server", "model"),
     "MARLIN_MEDIA": ("server", "media"),
+    "MARLIN_EMBED_MODEL": ("library", "embed_model"),
+    "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
 }
 
 

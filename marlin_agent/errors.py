@@ -83,6 +83,42 @@ class EmptyQuery(InputError):
     default_hint = 'Describe the event in words, e.g. "a red ball rolls across the floor".'
 
 
+class SourceUnavailable(InputError):
+    """A URL that could not be fetched (dead link, private video, no network)."""
+
+    code = "source_unavailable"
+    default_hint = "Open the URL in a browser to check it; private or region-locked videos need cookies."
+
+
+class NoVideosFound(InputError):
+    code = "no_videos_found"
+    default_hint = "Pass video files, folders that contain videos (searched recursively), or URLs."
+
+
+class MissingDependency(MarlinAgentError):
+    """An optional extra is not installed."""
+
+    code = "missing_dependency"
+    exit_code = 2
+
+    def __init__(self, feature: str, extra: str) -> None:
+        super().__init__(f"{feature} needs the optional '{extra}' extra, which is not installed",
+                         hint=f"pip install 'marlin-agent[{extra}]'")
+
+
+class IndexMismatch(MarlinAgentError):
+    """The index was built with another embedding model than the one configured."""
+
+    code = "index_mismatch"
+    exit_code = 2
+
+
+class IndexBusy(MarlinAgentError):
+    code = "index_busy"
+    exit_code = 3
+    default_hint = "Another marlin-agent process is indexing into this database; wait for it or use --db."
+
+
 class ConfigError(MarlinAgentError):
     code = "config_invalid"
     exit_code = 2

@@ -16,6 +16,7 @@ from typing import TypeVar
 from marlin_agent.config import Settings
 from marlin_agent.domain import (
     Candidate,
+    Caption,
     Chunk,
     ChunkCaption,
     ChunkFailure,
@@ -65,7 +66,14 @@ class ChunkRunner:
                 self.settings.media.stage_fps, self.settings.server.max_pixels, self._decoder_threads,
             )
 
-    async def run(self, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable[T]]) -> tuple[list[tuple[Chunk, T]], list[ChunkFailure]]:
+    async def run(
+        self,
+        chunks: list[Chunk],
+        ask: Callable[[StagedClip], Awaitable[T]],
+        on_chunk: Callable[[Chunk, T | MarlinAgentError], Awaitable[None]] | None = None,
+    ) -> tuple[list[tuple[Chunk, T]], list[ChunkFailure]]:
+        """Ask about every chunk; ``on_chunk`` sees each answer (or failure) as soon as it lands,
+        so a caller can store it before the rest finish."""
         done = 0
         total = len(chunks)
         # Side-by-side stagings each take one core; a lone chunk gets them all.
@@ -83,6 +91,8 @@ class ChunkRunner:
                 outcome = exc
             except MarlinAgentError as exc:
                 outcome = exc
+            if on_chunk is not None:
+                await on_chunk(chunk, outcome)
             done += 1
             if self.on_progress:
                 self.on_progress(done, total)
@@ -145,18 +155,21 @@ def _to_video_time(chunk: Chunk, start: float, end: float) -> tuple[float, float
     return (round(min(chunk.start + start, chunk.end), 3), round(min(chunk.start + end, chunk.end), 3))
 
 
+def in_video_time(chunk: Chunk, caption: Caption) -> ChunkCaption:
+    """A chunk's caption with its event times offset into the video's time."""
+    events = [Event(start=s, end=e, text=event.text)
+              for event in caption.events for s, e in [_to_video_time(chunk, event.start, event.end)]]
+    return ChunkCaption(start=chunk.start, end=chunk.end, scene=caption.scene, events=events,
+                        raw=caption.raw, format_ok=caption.format_ok)
+
+
 async def caption_video(path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
                         end: float | None = None, on_progress: Progress | None = None) -> VideoCaption:
     """Caption every chunk of the video (or of ``[start, end]``) and merge in time order."""
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)
     answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, client.caption)
-    captions = []
-    for chunk, caption in sorted(answers, key=lambda pair: pair[0].start):
-        events = [Event(start=s, end=e, text=event.text)
-                  for event in caption.events for s, e in [_to_video_time(chunk, event.start, event.end)]]
-        captions.append(ChunkCaption(start=chunk.start, end=chunk.end, scene=caption.scene, events=events,
-                                     raw=caption.raw, format_ok=caption.format_ok))
+    captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda pair: pair[0].start)]
     return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures)
 
 

