@@ -41,10 +41,15 @@ EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to 
 VideoArg = Annotated[Path, typer.Argument(help="A video file.", show_default=False)]
 
 
-def _settings(base_url, api_key, model, media, concurrency, chunk_seconds) -> Settings:
+DbOpt = Annotated[Optional[str], typer.Option("--db", help="The index database (default $MARLIN_HOME/index).")]
+NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip speech transcription this run.")]
+
+
+def _settings(base_url, api_key, model, media, concurrency, chunk_seconds, **more) -> Settings:
     return load_settings({
         "server.base_url": base_url, "server.api_key": api_key, "server.model": model,
         "server.media": media, "server.concurrency": concurrency, "media.chunk_seconds": chunk_seconds,
+        **more,
     })
 
 
@@ -63,6 +68,26 @@ def _progress_bar(label: str, enabled: bool):
     with Progress(*columns, console=stderr, transient=True) as progress:
         task = progress.add_task(label, total=None)
         yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+@contextmanager
+def _index_progress(enabled: bool):
+    """Overall and per-video bars for indexing runs, on stderr when it is a terminal."""
+    if not enabled or not stderr.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        overall = progress.add_task("all chunks", total=None)
+        per_video: dict[str, int] = {}
+
+        def update(event) -> None:
+            progress.update(overall, completed=event.overall_done, total=event.overall_total)
+            if event.video not in per_video:
+                per_video[event.video] = progress.add_task(f"  {event.video}", total=event.video_total)
+            progress.update(per_video[event.video], completed=event.video_done)
+
+        yield update
 
 
 def _run(as_json: bool, work: Callable[[], Awaitable[Any]]) -> Any:
@@ -146,3 +171,53 @@ def find_command(
         lambda settings, client, progress: find_in_video(event, video, settings, client, start, end, progress),
         {"query", "video", "candidates", "failures"}, show_find,
     )
+
+
+@app.command("index")
+def index_command(
+    sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
+    from marlin_agent.indexer import index_inputs
+    from marlin_agent.render import show_index_report
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
+                             **{"library.db": db, "library.transcribe": False if no_transcribe else None})
+        with _index_progress(not as_json) as progress:
+            return await index_inputs(sources, settings, on_progress=progress)
+
+    report = _run(as_json, work)
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+    else:
+        show_index_report(Console(), report)
+
+
+@app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for, in words.", show_default=False)],
+    within: Annotated[Optional[list[str]], typer.Option("--in", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
+    k: Annotated[int, typer.Option("-k", "--limit", min=1, max=200, help="How many moments to return.")] = 10,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Search indexed footage: events, scenes and speech, by words and by meaning."""
+    from marlin_agent.render import show_search
+    from marlin_agent.search import search_footage
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
+                             **{"library.db": db, "library.transcribe": False if no_transcribe else None})
+        with _index_progress(not as_json) as progress:
+            return await search_footage(query, settings, within, k, progress)
+
+    result = _run(as_json, work)
+    if as_json:
+        _emit_json(result.model_dump(mode="json", include={"query", "results"}))
+    else:
+        show_search(Console(), result)

@@ -100,6 +100,7 @@ class Indexer:
         await asyncio.to_thread(self.library.optimize)
         self.report.marlin_calls = self.client.usage.calls if self.client else 0
         self.report.seconds = round(time.monotonic() - started, 2)
+        self.report.minutes_of_footage = round(self.report.minutes_of_footage, 2)
         return self.report
 
     def _progress(self, name: str, done: int, total: int) -> None:

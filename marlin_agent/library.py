@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import json
 import threading
+import warnings
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
-import numpy as np
 from pydantic import BaseModel
 
 from marlin_agent.domain import ChunkCaption, Record
@@ -106,6 +106,16 @@ class Library:
 
     # --- schema -------------------------------------------------------------------------
 
+    def _names(self) -> set[str]:
+        names: set[str] = set()
+        token = None
+        while True:
+            page = self._db.list_tables(page_token=token) if token else self._db.list_tables()
+            names.update(page.tables)
+            token = page.page_token
+            if not token:
+                return names
+
     def _schemas(self, dim: int):
         import pyarrow as pa
 
@@ -135,18 +145,21 @@ class Library:
     def _table(self, name: str):
         with self._lock:
             if name not in self._tables:
-                if name in self._db.table_names():
+                if name in self._names():
                     self._tables[name] = self._db.open_table(name)
                 else:
                     dim = int(self._meta().get("embed_dim") or self.embedder.dim)
                     table = self._db.create_table(name, schema=self._schemas(dim)[name], exist_ok=True)
                     if name in TEXT_TABLES:
-                        table.create_fts_index(TEXT_TABLES[name], replace=True)
+                        # The sync API's documented way (0.41 docs); its deprecation points at the async one.
+                        with warnings.catch_warnings():
+                            warnings.simplefilter("ignore")
+                            table.create_fts_index(TEXT_TABLES[name], replace=True)
                     self._tables[name] = table
             return self._tables[name]
 
     def _meta(self) -> dict[str, str]:
-        if "meta" not in self._db.table_names():
+        if "meta" not in self._names():
             return {}
         return {row["key"]: row["value"] for row in self._db.open_table("meta").to_arrow().to_pylist()}
 
@@ -181,7 +194,7 @@ class Library:
             self._table(name).merge_insert("id").when_matched_update_all().when_not_matched_insert_all().execute(rows)
 
     def _rows(self, name: str, where: str | None = None) -> list[dict]:
-        if name not in self._db.table_names():
+        if name not in self._names():
             return []
         query = self._table(name).search()
         if where:
@@ -227,7 +240,7 @@ class Library:
                 "scene": caption.scene, "raw": caption.raw, "format_ok": caption.format_ok, "model": model,
                 "prompt_version": prompt_version, "vector": vectors[0],
             }])
-            if "failures" in self._db.table_names():
+            if "failures" in self._names():
                 self._table("failures").delete(f"id = '{cid}'")
 
     def put_failure(self, video_id: str, start: float, end: float, code: str, message: str) -> None:
@@ -267,18 +280,18 @@ class Library:
         """Compact small writes and fold new rows into the indexes; call after a big run."""
         with self._lock:
             for name in ("videos", "chunks", "events", "transcript_lines", "failures"):
-                if name in self._db.table_names():
+                if name in self._names():
                     self._table(name).optimize()
 
     def counts(self) -> dict[str, int]:
         return {name: self._table(name).count_rows() for name in ("videos", "chunks", "events", "transcript_lines")
-                if name in self._db.table_names()}
+                if name in self._names()}
 
     # --- search -------------------------------------------------------------------------
 
     def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> list[SearchHit]:
         """Full text and vectors over scenes, events and speech, fused by reciprocal rank."""
-        present = [name for name in TEXT_TABLES if name in self._db.table_names()]
+        present = [name for name in TEXT_TABLES if name in self._names()]
         if not present or (video_ids is not None and not video_ids):
             return []
         where = f"video_id IN ({_quote_ids(video_ids)})" if video_ids else None

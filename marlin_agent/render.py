@@ -47,3 +47,36 @@ def show_find(console: Console, result: FindResult) -> None:
                       f"{clock(candidate.chunk_start)}–{clock(candidate.chunk_end)}")
     console.print(table)
     _failures(console, result.failures)
+
+
+def show_index_report(console: Console, report) -> None:
+    table = Table(title="Indexed")
+    for column in ("video", "status", "chunks", "failed", "transcript"):
+        table.add_column(column)
+    for video in report.videos:
+        table.add_row(video.title or video.path, video.status, f"{video.chunks_done}/{video.chunks_planned}",
+                      str(video.chunks_failed), video.transcript)
+    console.print(table)
+    console.print(
+        f"{report.videos_new} new, {report.videos_updated} updated, {report.videos_unchanged} unchanged, "
+        f"{report.videos_partial} partial, {report.videos_failed} failed · {report.chunks_captioned} chunks captioned, "
+        f"{report.chunks_failed} failed · {report.minutes_of_footage:.1f} min of footage · "
+        f"{report.marlin_calls} Marlin calls · {report.seconds:.1f} s"
+    )
+    for skipped in report.failed:
+        console.print(f"[yellow]skipped[/] {skipped.source} ({skipped.code}): {skipped.reason}")
+    if report.chunks_failed:
+        console.print("[dim]Failed chunks are kept and retried on the next `marlin-agent index` run.[/]")
+
+
+def show_search(console: Console, result) -> None:
+    if not result.results:
+        console.print(f'Nothing indexed matches "{result.query}".')
+        return
+    table = Table(title=f'"{result.query}"')
+    for column in ("#", "video", "start", "end", "source", "text", "score"):
+        table.add_column(column)
+    for rank, hit in enumerate(result.results, 1):
+        table.add_row(str(rank), hit.video.title or hit.video.path, clock(hit.start), clock(hit.end), hit.source,
+                      hit.text if len(hit.text) < 90 else hit.text[:87] + "…", f"{hit.score:.4f}")
+    console.print(table)

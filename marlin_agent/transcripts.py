@@ -8,7 +8,6 @@ audio stream, or only silence, has an empty transcript, not an error.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 import threading

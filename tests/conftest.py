@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -51,3 +52,36 @@ def env(simulator, marlin_home) -> dict[str, str]:
 @pytest.fixture
 def settings(env) -> Settings:
     return load_settings(env=env)
+
+
+# Libraries must never reach for a model hub during tests.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def offline_models(tmp_path_factory) -> dict[str, str]:
+    """The real small models PyPI packages carry: MiniLM embeddings and Whisper base."""
+    from evals.synthetic.offline_models import minilm_dir, whisper_base_dir
+
+    embed, whisper = minilm_dir(), whisper_base_dir(tmp_path_factory.mktemp("models"))
+    if embed is None or whisper is None:
+        pytest.fail("the offline model packages are missing: pip install -e '.[test]'")
+    return {"MARLIN_EMBED_MODEL": str(embed), "MARLIN_WHISPER_MODEL": str(whisper)}
+
+
+@pytest.fixture(scope="session")
+def speech_video(tmp_path_factory) -> Path:
+    """30 s with two spoken sentences (espeak-ng) and a red circle from 2 s to 6 s."""
+    from evals.synthetic.footage import SpeechLine
+
+    spec = FootageSpec(duration=30, backdrop="field", events=[SyntheticEvent(colour="red", shape="circle", start=2, end=6)],
+                       speech=[SpeechLine(text="The goalkeeper saves the penalty kick.", start=5.0),
+                               SpeechLine(text="Now the referee blows the final whistle.", start=18.0)])
+    return make_video(tmp_path_factory.mktemp("speech") / "speech.mp4", spec)
+
+
+@pytest.fixture
+def library_env(simulator, tmp_path, offline_models) -> dict[str, str]:
+    """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models."""
+    return {"MARLIN_HOME": str(tmp_path / "home"), "MARLIN_BASE_URL": simulator.base_url, **offline_models}

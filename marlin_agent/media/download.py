@@ -6,7 +6,6 @@ A URL fetched once is not fetched again: a record beside the file maps the URL t
 from __future__ import annotations
 
 import hashlib
-import json
 import logging
 from pathlib import Path
 
@@ -29,7 +28,7 @@ class _YtDlpLogger:
         log.info(message)
 
     def error(self, message: str) -> None:
-        log.warning(message)
+        log.info(message)  # raised to the caller as SourceUnavailable; no need to print it twice
 
 
 def _ffmpeg_binary() -> str | None:

@@ -1,0 +1,31 @@
+"""Search the footage library, optionally limited to (and first indexing) named sources."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+
+from pydantic import BaseModel
+
+from marlin_agent.config import Settings
+from marlin_agent.indexer import IndexProgress, IndexReport, index_inputs, open_library
+from marlin_agent.library import SearchHit
+
+
+class SearchResult(BaseModel):
+    query: str
+    results: list[SearchHit]
+    index: IndexReport | None = None
+
+
+async def search_footage(query: str, settings: Settings, within: list[str] | None = None, k: int = 10,
+                         on_progress: Callable[[IndexProgress], None] | None = None) -> SearchResult:
+    """The ``k`` best moments for ``query``; ``within`` limits them to those files, folders or URLs."""
+    library = await asyncio.to_thread(open_library, settings)
+    report = None
+    video_ids = None
+    if within:
+        report = await index_inputs(within, settings, library, on_progress)
+        video_ids = [v.id for v in report.videos]
+    hits = await asyncio.to_thread(library.search, query, k, video_ids)
+    return SearchResult(query=query, results=hits, index=report)
