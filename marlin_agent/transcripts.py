@@ -42,23 +42,53 @@ class Transcript(BaseModel):
     lines: list[TranscriptLine] = []
 
 
-def decode_audio(path: Path) -> np.ndarray | None:
-    """The whole audio track as 16 kHz mono float32, or ``None`` when there is no audio."""
+def audio_windows(path: Path, window_seconds: float = 300.0, search_seconds: float = 10.0):
+    """Yield (offset seconds, 16 kHz mono float32 samples) windows of the audio track.
+
+    Long audio is never held whole: each window ends at the quietest tenth of a second in
+    its last ``search_seconds``, so a cut rarely lands inside a word. Yields nothing when the
+    file has no audio stream.
+    """
+    window = int(window_seconds * SAMPLE_RATE)
     with av.open(str(path), metadata_errors="ignore") as container:
         if not container.streams.audio:
-            return None
-        stream = container.streams.audio[0]
+            return
         resampler = av.AudioResampler(format="flt", layout="mono", rate=SAMPLE_RATE)
-        pieces: list[np.ndarray] = []
-        try:
-            for frame in container.decode(stream):
-                for converted in resampler.resample(frame):
-                    pieces.append(converted.to_ndarray().reshape(-1))
-            for converted in resampler.resample(None):
-                pieces.append(converted.to_ndarray().reshape(-1))
-        except av.FFmpegError as exc:
-            raise VideoUnreadable(f"the audio of {path} could not be decoded: {exc}") from exc
-    return np.concatenate(pieces).astype(np.float32) if pieces else np.zeros(0, np.float32)
+        pending: list[np.ndarray] = []
+        held = 0
+        offset = 0
+
+        def frames():
+            try:
+                for frame in container.decode(container.streams.audio[0]):
+                    yield from resampler.resample(frame)
+                yield from resampler.resample(None)
+            except av.FFmpegError as exc:
+                raise VideoUnreadable(f"the audio of {path} could not be decoded: {exc}") from exc
+
+        for converted in frames():
+            samples = converted.to_ndarray().reshape(-1)
+            pending.append(samples)
+            held += samples.size
+            if held >= window:
+                buffer = np.concatenate(pending)
+                cut = _quiet_cut(buffer[:window], int(search_seconds * SAMPLE_RATE))
+                yield offset / SAMPLE_RATE, np.asarray(buffer[:cut], dtype=np.float32)
+                offset += cut
+                pending, held = [buffer[cut:]], buffer.size - cut
+        if held:
+            yield offset / SAMPLE_RATE, np.asarray(np.concatenate(pending), dtype=np.float32)
+
+
+def _quiet_cut(samples: np.ndarray, search: int) -> int:
+    """The index, within the last ``search`` samples, of the quietest 0.1 s."""
+    step = SAMPLE_RATE // 10
+    tail_start = max(0, samples.size - search)
+    tail = samples[tail_start:]
+    if tail.size < step:
+        return samples.size
+    energy = np.add.reduceat(tail[: tail.size // step * step] ** 2, np.arange(0, tail.size // step * step, step))
+    return tail_start + int(np.argmin(energy)) * step + step // 2
 
 
 def resolve_whisper_model(name: str) -> tuple[str, str, str]:
@@ -77,8 +107,9 @@ def resolve_whisper_model(name: str) -> tuple[str, str, str]:
 class Transcriber:
     """Loads the Whisper model once, on first use, and transcribes whole videos."""
 
-    def __init__(self, model: str = "auto") -> None:
+    def __init__(self, model: str = "auto", window_seconds: float = 300.0) -> None:
         self.model_name, self.device, self.compute_type = resolve_whisper_model(model)
+        self.window_seconds = window_seconds
         self._model = None
         self._lock = threading.Lock()
 
@@ -99,20 +130,25 @@ class Transcriber:
             return self._model
 
     def transcribe(self, path: Path) -> Transcript:
-        audio = decode_audio(path)
-        if audio is None or audio.size == 0 or float(np.abs(audio).max(initial=0.0)) < 1e-4:
-            return Transcript(source="none")
-        model = self._load()
-        segments, info = model.transcribe(audio, word_timestamps=True, vad_filter=True, beam_size=1,
-                                          condition_on_previous_text=False)
-        lines = []
-        for segment in segments:  # a lazy generator: iterate once
-            text = segment.text.strip()
-            if not text:
-                continue
-            words = [Word(start=round(w.start, 3), end=round(w.end, 3), text=w.word.strip()) for w in segment.words or []]
-            lines.append(TranscriptLine(start=round(segment.start, 3), end=round(segment.end, 3), text=text, words=words))
-        return Transcript(source=self.label, language=info.language, lines=lines)
+        """Whisper over the audio, window by window, with times in the video's seconds."""
+        lines: list[TranscriptLine] = []
+        language = None
+        heard_anything = False
+        for offset, audio in audio_windows(path, self.window_seconds):
+            if audio.size == 0 or float(np.abs(audio).max(initial=0.0)) < 1e-4:
+                continue  # digital silence: nothing for Whisper to hear
+            heard_anything = True
+            segments, info = self._load().transcribe(audio, word_timestamps=True, vad_filter=True, beam_size=1,
+                                                     condition_on_previous_text=False, language=language)
+            language = language or info.language
+            for segment in segments:  # a lazy generator: iterate once
+                text = segment.text.strip()
+                if text:
+                    words = [Word(start=round(offset + w.start, 3), end=round(offset + w.end, 3), text=w.word.strip())
+                             for w in segment.words or []]
+                    lines.append(TranscriptLine(start=round(offset + segment.start, 3),
+                                                end=round(offset + segment.end, 3), text=text, words=words))
+        return Transcript(source=self.label if heard_anything else "none", language=language, lines=lines)
 
 
 _VTT_TIME = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})")

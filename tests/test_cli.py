@@ -144,3 +144,35 @@ def test_an_empty_event_is_refused(footage, env):
 def test_version_and_help_need_no_server():
     assert runner.invoke(app, ["--version"]).stdout.startswith("marlin-agent ")
     assert "caption" in runner.invoke(app, ["--help"]).stdout
+
+
+def test_index_then_search_json_documents(footage, library_env):
+    indexed = invoke(["index", str(footage["short_field"]), str(footage["vertical_night"]), "--no-transcribe", "--json"],
+                     library_env)
+    assert indexed.exit_code == 0, indexed.stderr
+    report = document(indexed)
+    assert report["videos_new"] == 2 and report["marlin_calls"] == 2 and report["chunks_captioned"] == 2
+    found = invoke(["search", "white square", "-k", "3", "--json"], library_env)
+    assert found.exit_code == 0, found.stderr
+    doc = document(found)
+    assert doc["query"] == "white square"
+    top = doc["results"][0]
+    assert set(top) == {"video", "start", "end", "text", "source", "score"}
+    assert set(top["video"]) == {"id", "path", "title"}
+    assert top["video"]["title"] == "vertical_night" and top["source"] == "event"
+    assert (top["start"], top["end"]) == (pytest.approx(10.0, abs=1), pytest.approx(16.0, abs=1))
+
+
+def test_index_without_a_server_fails_only_when_captions_are_needed(footage, library_env):
+    no_server = {**library_env, "MARLIN_BASE_URL": None}
+    result = invoke(["index", str(footage["short_field"]), "--no-transcribe", "--json"], no_server)
+    assert result.exit_code == 3 and document(result)["error"]["code"] == "server_not_configured"
+    assert invoke(["index", str(footage["short_field"]), "--no-transcribe"], library_env).exit_code == 0
+    again = invoke(["index", str(footage["short_field"]), "--no-transcribe", "--json"], no_server)
+    assert again.exit_code == 0 and document(again)["videos_unchanged"] == 1
+
+
+def test_an_empty_folder_is_a_clear_error(tmp_path, library_env):
+    (tmp_path / "empty").mkdir()
+    result = invoke(["index", str(tmp_path / "empty"), "--json"], library_env)
+    assert result.exit_code == 2 and document(result)["error"]["code"] == "no_videos_found"

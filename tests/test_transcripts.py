@@ -1,0 +1,56 @@
+"""Transcripts: real Whisper on espeak-ng speech, subtitles, and videos with nothing to hear."""
+
+import pytest
+
+from marlin_agent.transcripts import Transcriber, audio_windows, parse_subtitles
+
+
+@pytest.fixture(scope="module")
+def transcriber(offline_models):
+    return Transcriber(offline_models["MARLIN_WHISPER_MODEL"])
+
+
+def test_speech_is_transcribed_with_word_times(transcriber, speech_video):
+    transcript = transcriber.transcribe(speech_video)
+    assert transcript.language == "en" and transcript.source.startswith("whisper:")
+    first, second = transcript.lines
+    assert "goalkeeper" in first.text.lower() and first.start == pytest.approx(5.0, abs=0.8)
+    assert "referee" in second.text.lower() and second.start == pytest.approx(18.0, abs=0.8)
+    assert [w.text for w in first.words][:2] == ["The", "goalkeeper"]
+    assert all(first.start - 0.01 <= w.start <= w.end <= first.end + 0.01 for w in first.words)
+
+
+def test_long_audio_is_read_in_windows_without_shifting_times(offline_models, speech_video):
+    small_windows = Transcriber(offline_models["MARLIN_WHISPER_MODEL"], window_seconds=12)
+    lines = small_windows.transcribe(speech_video).lines
+    assert any("referee" in line.text.lower() and line.start == pytest.approx(18.0, abs=0.8) for line in lines)
+
+
+def test_windows_cover_the_audio_exactly_once(speech_video):
+    windows = list(audio_windows(speech_video, window_seconds=10, search_seconds=3))
+    assert len(windows) >= 3
+    position = 0.0
+    for offset, samples in windows:
+        assert offset == pytest.approx(position, abs=1e-6)
+        position = offset + samples.size / 16000
+    assert position == pytest.approx(30.0, abs=0.1)
+
+
+def test_a_video_without_audio_has_an_empty_transcript(transcriber, footage):
+    transcript = transcriber.transcribe(footage["long_street"])
+    assert transcript.lines == [] and transcript.source == "none"
+
+
+def test_a_hum_without_speech_has_no_lines(transcriber, footage):
+    assert transcriber.transcribe(footage["short_field"]).lines == []
+
+
+def test_subtitles_become_transcript_lines(tmp_path):
+    vtt = tmp_path / "talk.en.vtt"
+    vtt.write_text("WEBVTT\n\n00:00:01.000 --> 00:00:03.500\n<c>Hello</c> there\n\n"
+                   "00:01:02.250 --> 00:01:04.000\nsecond line\nwraps here\n\n"
+                   "00:01:02.250 --> 00:01:04.000\nsecond line\nwraps here\n")
+    transcript = parse_subtitles(vtt)
+    assert transcript.source == "subtitles"
+    assert [(l.start, l.end, l.text) for l in transcript.lines] == [
+        (1.0, 3.5, "Hello there"), (62.25, 64.0, "second line wraps here")]
