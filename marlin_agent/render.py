@@ -71,7 +71,8 @@ def show_index_report(console: Console, report) -> None:
 
 def show_search(console: Console, result) -> None:
     if not result.results:
-        console.print(f'Nothing indexed matches "{result.query}".')
+        console.print(f'Nothing indexed matches "{result.query}". '
+                      "Index footage first with `marlin-agent index PATH|URL`, or pass --in PATH.")
         return
     table = Table(title=f'"{result.query}"')
     for column in ("#", "video", "start", "end", "source", "text", "score"):
