@@ -173,6 +173,21 @@ def find_command(
     )
 
 
+def _library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, run, dump: dict, show) -> None:
+    """Shared body of the commands that work on the library: settings, progress, output."""
+
+    async def work():
+        settings = _settings(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None})
+        with _index_progress(not as_json) as progress:
+            return await run(settings, progress)
+
+    result = _run(as_json, work)
+    if as_json:
+        _emit_json(result.model_dump(mode="json", **dump))
+    else:
+        show(Console(), result)
+
+
 @app.command("index")
 def index_command(
     sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
@@ -184,17 +199,10 @@ def index_command(
     from marlin_agent.indexer import index_inputs
     from marlin_agent.render import show_index_report
 
-    async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
-                             **{"library.db": db, "library.transcribe": False if no_transcribe else None})
-        with _index_progress(not as_json) as progress:
-            return await index_inputs(sources, settings, on_progress=progress)
-
-    report = _run(as_json, work)
-    if as_json:
-        _emit_json(report.model_dump(mode="json"))
-    else:
-        show_index_report(Console(), report)
+    _library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: index_inputs(sources, settings, on_progress=progress), {}, show_index_report,
+    )
 
 
 @app.command("search")
@@ -210,14 +218,8 @@ def search_command(
     from marlin_agent.render import show_search
     from marlin_agent.search import search_footage
 
-    async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
-                             **{"library.db": db, "library.transcribe": False if no_transcribe else None})
-        with _index_progress(not as_json) as progress:
-            return await search_footage(query, settings, within, k, progress)
-
-    result = _run(as_json, work)
-    if as_json:
-        _emit_json(result.model_dump(mode="json", include={"query", "results"}))
-    else:
-        show_search(Console(), result)
+    _library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: search_footage(query, settings, within, k, progress),
+        {"include": {"query", "results"}}, show_search,
+    )
