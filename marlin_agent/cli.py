@@ -223,3 +223,30 @@ def search_command(
         lambda settings, progress: search_footage(query, settings, within, k, progress),
         {"include": {"query", "results"}}, show_search,
     )
+
+
+@app.command("ask")
+def ask_command(
+    question: Annotated[str, typer.Argument(help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
+    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
+    from marlin_agent.planners.pipeline import ask
+    from marlin_agent.render import show_answer
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
+                             **{"library.db": db, "library.transcribe": False if no_transcribe else None,
+                                "agent.threshold": threshold})
+        with _index_progress(not as_json) as progress:
+            return await ask(question, within, settings, progress)
+
+    answer = _run(as_json, work)
+    if as_json:
+        _emit_json(answer.model_dump(mode="json"))
+    else:
+        show_answer(Console(), answer)

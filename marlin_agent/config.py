@@ -68,6 +68,15 @@ class LibrarySettings(BaseModel):
     transcribe: bool = True
 
 
+class AgentSettings(BaseModel):
+    """How questions are answered."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    threshold: float = Field(0.6, ge=0, le=1)
+    max_windows: int = Field(4, ge=1, le=50)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -75,6 +84,7 @@ class Settings(BaseModel):
     server: ServerSettings = ServerSettings()
     media: MediaSettings = MediaSettings()
     library: LibrarySettings = LibrarySettings()
+    agent: AgentSettings = AgentSettings()
 
     @property
     def db_path(self) -> str:

@@ -121,3 +121,51 @@ class FindResult(Record):
     video: VideoInfo
     candidates: list[Candidate]
     failures: list[ChunkFailure] = []
+
+
+class Evidence(Record):
+    """One signal for or against a moment, kept whether it helped or not."""
+
+    kind: str = Field(description="grounding | caption_event | transcript | regrounding")
+    text: str
+    start: float
+    end: float
+    score: float = Field(description="How strongly this signal supports the moment, 0..1.")
+
+
+class VideoRef(Record):
+    id: str
+    path: str
+    title: str
+
+
+class Moment(Record):
+    video: VideoRef
+    start: float
+    end: float
+    confidence: float
+    evidence: list[Evidence]
+    clip: str | None = None
+
+
+class TraceStep(Record):
+    step: str
+    detail: str
+    marlin_calls: int = 0
+    seconds: float = 0.0
+
+
+class Usage(Record):
+    marlin_calls: int = 0
+    planner_tokens: int = 0
+    seconds: float = 0.0
+
+
+class Answer(Record):
+    question: str
+    found: bool
+    answer: str
+    moments: list[Moment]
+    rejected: list[Moment] = Field(default=[], description="Candidates that did not pass verification, with why.")
+    trace: list[TraceStep] = []
+    usage: Usage = Usage()

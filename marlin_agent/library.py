@@ -24,7 +24,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from marlin_agent.domain import ChunkCaption, Record
+from marlin_agent.domain import ChunkCaption, Record, VideoRef
 from marlin_agent.embeddings import Embedder
 from marlin_agent.errors import IndexMismatch, MissingDependency
 from marlin_agent.transcripts import Transcript
@@ -54,12 +54,6 @@ class VideoRecord(BaseModel):
     model: str = ""
     prompt_version: int = 0
     indexed_at: str = ""
-
-
-class VideoRef(Record):
-    id: str
-    path: str
-    title: str
 
 
 class SearchHit(Record):

@@ -81,3 +81,18 @@ def show_search(console: Console, result) -> None:
         table.add_row(str(rank), hit.video.title or hit.video.path, clock(hit.start), clock(hit.end), hit.source,
                       hit.text if len(hit.text) < 90 else hit.text[:87] + "…", f"{hit.score:.4f}")
     console.print(table)
+
+
+def show_answer(console: Console, answer) -> None:
+    style = "bold green" if answer.found else "bold yellow"
+    console.print(f"[{style}]{answer.answer}[/]")
+    if answer.moments:
+        table = Table()
+        for column in ("#", "video", "start", "end", "confidence", "evidence"):
+            table.add_column(column)
+        for rank, moment in enumerate(answer.moments, 1):
+            evidence = "; ".join(f"{e.kind} {e.score:.2f}" for e in moment.evidence if e.kind != "grounding")
+            table.add_row(str(rank), moment.video.title or moment.video.path, clock(moment.start), clock(moment.end),
+                          f"{moment.confidence:.2f}", evidence)
+        console.print(table)
+    console.print(f"[dim]{answer.usage.marlin_calls} Marlin calls · {answer.usage.seconds:.1f} s[/]")

@@ -11,6 +11,7 @@ import hashlib
 import os
 import re
 import threading
+import uuid
 from pathlib import Path
 
 import av
@@ -198,7 +199,7 @@ def cached_transcript(video: VideoInfo, transcriber: Transcriber, cache_dir: Pat
             pass
     transcript = transcriber.transcribe(video.path)
     target.parent.mkdir(parents=True, exist_ok=True)
-    partial = target.with_suffix(f".{os.getpid()}.tmp")
+    partial = target.with_suffix(f".{uuid.uuid4().hex[:12]}.tmp")
     partial.write_text(transcript.model_dump_json())
     os.replace(partial, target)
     return transcript

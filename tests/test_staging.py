@@ -87,3 +87,15 @@ def test_no_partial_files_are_left_behind(footage, tmp_path):
     info = probe_video(footage["short_field"])
     stage_clip(info, Chunk(index=0, start=0, end=24.0), tmp_path)
     assert not list(tmp_path.rglob("*.partial.mp4")) and not list(tmp_path.rglob("*.tmp"))
+
+
+def test_staging_the_same_window_from_two_threads_at_once_gives_one_sound_clip(footage, tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    info = probe_video(footage["short_field"])
+    chunk = Chunk(index=0, start=2.0, end=20.0)
+    with ThreadPoolExecutor(4) as pool:
+        clips = list(pool.map(lambda _: stage_clip(info, chunk, tmp_path), range(4)))
+    assert len({c.path for c in clips}) == 1
+    (_, _, _), frames = decode(clips[0].path)
+    assert len(frames) == 72

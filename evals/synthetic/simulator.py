@@ -22,6 +22,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
+import av
+
 from evals.synthetic import marlin_answers as answers
 from evals.synthetic.vision import Observation, look
 
@@ -137,7 +139,10 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
     url, prompt = _split_content(body)
     data, transport = _read_video(url, state)
     budget = body.get("mm_processor_kwargs") or {}
-    observation = _observe(data, budget, state)
+    try:
+        observation = _observe(data, budget, state)
+    except (av.FFmpegError, IndexError, ValueError) as exc:
+        raise _Rejection(400, f"could not decode the video: {exc}") from exc
     kind, event = answers.classify(prompt)
     if kind == "caption":
         text = answers.caption_text(observation)

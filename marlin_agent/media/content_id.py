@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import uuid
 from pathlib import Path
 
 _READ_BYTES = 4 * 1024 * 1024
@@ -38,7 +39,7 @@ def content_id(path: Path, cache_dir: Path | None = None) -> str:
         pass
     value = hash_file(path)
     memo.parent.mkdir(parents=True, exist_ok=True)
-    temporary = memo.with_suffix(f".{os.getpid()}.tmp")
+    temporary = memo.with_suffix(f".{uuid.uuid4().hex[:12]}.tmp")
     temporary.write_text(value)
     os.replace(temporary, memo)
     return value

@@ -12,6 +12,7 @@ import hashlib
 import json
 import math
 import os
+import uuid
 from fractions import Fraction
 from pathlib import Path
 
@@ -145,7 +146,8 @@ def stage_clip(
         except ValueError:
             pass  # a damaged sidecar: stage again below
     folder.mkdir(parents=True, exist_ok=True)
-    partial = folder / f"{key}.{os.getpid()}.partial.mp4"
+    # Unique per writer: two tasks may stage the same window at once.
+    partial = folder / f"{key}.{uuid.uuid4().hex[:12]}.partial.mp4"
     try:
         width, height, frames = _encode(video, chunk, partial, fps, max_pixels, decoder_threads)
         if frames == 0:
@@ -169,7 +171,7 @@ def stage_clip(
         size_bytes=clip_path.stat().st_size,
     )
     # The sidecar is written last: its presence marks a complete clip.
-    partial_meta = meta_path.with_suffix(f".{os.getpid()}.tmp")
+    partial_meta = meta_path.with_suffix(f".{uuid.uuid4().hex[:12]}.tmp")
     partial_meta.write_text(json.dumps(staged.model_dump(mode="json")))
     os.replace(partial_meta, meta_path)
     return staged

@@ -1,0 +1,1 @@
+"""Planners turn a question into verified moments: the pipeline planner (no LLM) and, later, an LLM planner."""

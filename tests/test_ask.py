@@ -1,0 +1,85 @@
+"""`ask` with the pipeline planner: verified moments for what happens, "not found" for what does not."""
+
+import asyncio
+import shutil
+
+import pytest
+
+from marlin_agent.config import load_settings
+from marlin_agent.errors import NoVideosFound
+from marlin_agent.planners.pipeline import ask, event_description
+from marlin_agent.planners.verify import iou
+
+from .test_cli import document, invoke
+
+
+@pytest.fixture(scope="module")
+def shelf(tmp_path_factory, footage):
+    """Three videos, one over three minutes and one rotated."""
+    root = tmp_path_factory.mktemp("shelf")
+    for name in ("short_field", "long_street", "vertical_night"):
+        shutil.copy(footage[name], root / f"{name}.mp4")
+    return root
+
+
+def answer(question, shelf, env, **flags):
+    return asyncio.run(ask(question, [str(shelf)], load_settings({"library.transcribe": False, **flags}, env=env)))
+
+
+@pytest.mark.parametrize("question", ["the goal", "when does the goal happen", "When does the goal happen?",
+                                      "find the moments when the goal happens", "is there a goal in the video?"])
+def test_questions_become_event_descriptions(question):
+    assert event_description(question) == "the goal" or event_description(question) == "a goal"
+
+
+def test_every_event_that_exists_is_found_at_its_true_span(shelf, library_env):
+    cases = [
+        ("when does the white circle appear", "long_street", (131, 140)),
+        ("when does the yellow triangle appear", "long_street", (15, 22)),
+        ("the blue square", "short_field", (12.5, 20)),
+        ("when does the white square appear", "vertical_night", (10, 16)),
+        ("the purple circle", "long_street", (185, 193)),
+    ]
+    for question, title, span in cases:
+        result = answer(question, shelf, library_env)
+        assert result.found, (question, result.answer)
+        top = result.moments[0]
+        assert top.video.title == title and iou((top.start, top.end), span) >= 0.5, (question, top)
+        kinds = {e.kind for e in top.evidence}
+        assert {"grounding", "regrounding", "caption_event"} <= kinds
+
+
+def test_things_that_never_appear_are_not_found_and_the_answer_says_what_was_checked(shelf, library_env):
+    for question in ["when does a green elephant appear", "the orange star", "when does the dog bark"]:
+        result = answer(question, shelf, library_env)
+        assert not result.found and result.moments == [], (question, result.moments)
+        assert result.answer.startswith("Not found")
+        assert result.rejected and all(m.confidence < 0.6 for m in result.rejected)
+
+
+def test_a_question_over_an_indexed_folder_makes_only_grounding_calls_and_they_are_bounded(shelf, library_env, simulator):
+    answer("the white circle", shelf, library_env)
+    simulator.state.reset()
+    result = answer("the yellow triangle", shelf, library_env)
+    kinds = {r.kind for r in simulator.state.calls}
+    assert kinds == {"find"}
+    assert result.usage.marlin_calls == len(simulator.state.calls) <= 2 * 4
+
+
+def test_an_empty_folder_is_a_clear_error(tmp_path, library_env):
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(NoVideosFound):
+        answer("the goal", tmp_path / "empty", library_env)
+
+
+def test_ask_json_has_the_documented_shape(shelf, library_env):
+    result = invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--no-transcribe", "--json"],
+                    library_env)
+    assert result.exit_code == 0, result.stderr
+    doc = document(result)
+    assert {"schema_version", "question", "found", "answer", "moments", "trace", "usage"} <= set(doc)
+    moment = doc["moments"][0]
+    assert {"video", "start", "end", "confidence", "evidence", "clip"} <= set(moment)
+    assert set(moment["video"]) == {"id", "path", "title"}
+    assert {"kind", "text", "start", "end", "score"} == set(moment["evidence"][0])
+    assert {"marlin_calls", "planner_tokens", "seconds"} == set(doc["usage"])
