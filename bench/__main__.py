@@ -60,6 +60,8 @@ def render(results: dict) -> str:
             f"| two chunks side by side (how `caption`/`index` stage) | {f['staging_2_thread_x_realtime']} |",
             f"| one chunk, two decoder threads | {f['one_chunk_2_decoder_threads_x_realtime']} |",
             f"| cached clip reused | {f['cached_restage_ms']} ms |",
+            f"| for comparison: the footage generator's flat 720p30, two side by side | "
+            f"{f.get('flat_synthetic_2_thread_x_realtime', '–')} |",
             "",
             "Decoding every reference frame of the source is the floor: skipping non-reference frames "
             "and the deblocking filter are already applied; skipping all B-frames was measured to corrupt "

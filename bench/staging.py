@@ -56,6 +56,28 @@ def camera_like_720p30(seconds: int = 120) -> Path:
     return path
 
 
+def flat_720p30(seconds: int = 120) -> Path:
+    """The footage generator's own 720p30 look: flat backdrop, moving shapes (~0.2 Mbit/s)."""
+    from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video
+
+    path = CACHE / f"flat_720p30_{seconds}s.mp4"
+    if not path.exists():
+        CACHE.mkdir(exist_ok=True)
+        events = [SyntheticEvent(colour="red", shape="circle", start=t, end=t + 8, motion="left_to_right")
+                  for t in range(0, seconds - 8, 20)]
+        make_video(path, FootageSpec(duration=seconds, width=1280, height=720, fps=30, events=events, crf=23))
+    return path
+
+
+def _two_side_by_side(video) -> float:
+    chunks = plan_chunks(0, video.duration)
+    with tempfile.TemporaryDirectory() as cache:
+        started = time.perf_counter()
+        with ThreadPoolExecutor(2) as pool:
+            list(pool.map(lambda c: stage_clip(video, c, Path(cache)), chunks))
+        return round(video.duration / (time.perf_counter() - started), 1)
+
+
 def decode_floor(video) -> float:
     """× realtime of decoding alone on one core, with the same decoder shortcuts staging uses."""
     with av.open(str(video.path)) as container:
@@ -88,6 +110,8 @@ def run(seconds: int = 120) -> dict:
         started = time.perf_counter()
         stage_clip(video, chunks[0], Path(cache))
         results["cached_restage_ms"] = round((time.perf_counter() - started) * 1000, 2)
+    flat = probe_video(flat_720p30(seconds))
+    results["flat_synthetic_2_thread_x_realtime"] = _two_side_by_side(flat)
     bitrate = video.size_bytes * 8 / video.duration / 1e6
     return {"input": f"{video.width}x{video.height} {video.fps:g} fps, {video.duration:.0f} s, {bitrate:.1f} Mbit/s",
             **results}

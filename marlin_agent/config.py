@@ -54,7 +54,7 @@ class MediaSettings(BaseModel):
 
     chunk_seconds: float = Field(60.0, ge=5)
     tail_merge_seconds: float = Field(15.0, ge=0)
-    stage_fps: float = Field(4.0, gt=0, le=30)
+    stage_fps: float = Field(2.0, gt=0, le=30)
 
 
 class LibrarySettings(BaseModel):

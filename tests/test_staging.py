@@ -79,7 +79,7 @@ def test_different_chunks_and_rates_get_different_clips(footage, tmp_path):
     info = probe_video(footage["short_field"])
     a = stage_clip(info, Chunk(index=0, start=0, end=12.0), tmp_path)
     b = stage_clip(info, Chunk(index=1, start=12.0, end=24.0), tmp_path)
-    c = stage_clip(info, Chunk(index=0, start=0, end=12.0), tmp_path, fps=2.0)
+    c = stage_clip(info, Chunk(index=0, start=0, end=12.0), tmp_path, fps=4.0)
     assert len({a.path, b.path, c.path}) == 3
 
 
@@ -98,4 +98,11 @@ def test_staging_the_same_window_from_two_threads_at_once_gives_one_sound_clip(f
         clips = list(pool.map(lambda _: stage_clip(info, chunk, tmp_path), range(4)))
     assert len({c.path for c in clips}) == 1
     (_, _, _), frames = decode(clips[0].path)
-    assert len(frames) == 72
+    assert len(frames) == 36  # 18 s at the default 2 fps
+
+
+def test_a_very_short_window_still_gets_the_four_frames_engines_need(footage, tmp_path):
+    info = probe_video(footage["short_field"])
+    clip = stage_clip(info, Chunk(index=0, start=5.0, end=6.0), tmp_path)
+    (_, _, _), frames = decode(clip.path)
+    assert clip.frames == len(frames) >= 4

@@ -28,6 +28,7 @@ STAGE_VERSION = 1
 # Qwen-family processors resize frames to multiples of 28 px; staging at such a size
 # means the server does not resample again.
 _PATCH = 28
+_MIN_FRAMES = 4
 
 
 def staged_size(width: int, height: int, max_pixels: int) -> tuple[int, int]:
@@ -127,7 +128,7 @@ def stage_clip(
     video: VideoInfo,
     chunk: Chunk,
     cache_dir: Path,
-    fps: float = 4.0,
+    fps: float = 2.0,
     max_pixels: int = 200_704,
     decoder_threads: int = 1,
 ) -> StagedClip:
@@ -136,6 +137,8 @@ def stage_clip(
     ``decoder_threads`` > 1 lets one staging use several cores; keep it at 1 when several
     chunks are staged side by side.
     """
+    # Engines want at least 4 frames per clip; a very short window gets a faster rate.
+    fps = max(fps, _MIN_FRAMES / max(chunk.duration, 1e-3))
     key = _clip_key(video, chunk, fps, max_pixels)
     folder = cache_dir / "clips" / video.content_id[:16]
     clip_path = folder / f"{key}.mp4"
