@@ -83,3 +83,14 @@ def test_ask_json_has_the_documented_shape(shelf, library_env):
     assert set(moment["video"]) == {"id", "path", "title"}
     assert {"kind", "text", "start", "end", "score"} == set(moment["evidence"][0])
     assert {"marlin_calls", "planner_tokens", "seconds"} == set(doc["usage"])
+
+
+def test_an_event_that_is_only_said_is_found_in_the_transcript(speech_video, library_env, tmp_path):
+    folder = tmp_path / "talk"
+    folder.mkdir()
+    shutil.copy(speech_video, folder / "speech.mp4")
+    result = asyncio.run(ask("when does the referee blow the final whistle", [str(folder)], load_settings(env=library_env)))
+    assert result.found, result.answer
+    top = result.moments[0]
+    assert iou((top.start, top.end), (18.0, 20.6)) >= 0.5
+    assert [e.kind for e in top.evidence] == ["transcript"] and "referee" in top.evidence[0].text.lower()

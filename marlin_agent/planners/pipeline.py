@@ -127,7 +127,7 @@ class PipelinePlanner:
         query_vector = (await asyncio.to_thread(self.library.embedder.embed, [event]))[0]
         checked = await asyncio.gather(*(self._check(event, hit, s, e, query_vector) for hit, s, e in windows),
                                        return_exceptions=True)
-        moments: list[Moment] = []
+        moments: list[Moment] = await self._spoken(event, hits, query_vector)
         for (hit, s, e), outcome in zip(windows, checked):
             if isinstance(outcome, MarlinAgentError):
                 if getattr(outcome, "stops_run", False):
@@ -143,6 +143,24 @@ class PipelinePlanner:
         return Answer(question=question, found=bool(accepted), answer=self._summary(event, accepted, rejected, video_ids),
                       moments=accepted, rejected=rejected, trace=self.trace,
                       usage=Usage(marlin_calls=calls, seconds=round(time.monotonic() - started, 3)))
+
+    async def _spoken(self, event: str, hits: list[SearchHit], query_vector) -> list[Moment]:
+        """Moments that are said rather than shown: transcript lines among the best hits.
+
+        Marlin grounds what it sees, so an event that exists only in speech would otherwise
+        never be confirmed; the line's own span is the candidate and its meaning the evidence.
+        """
+        lines = [hit for hit in hits[: self.settings.agent.max_windows * 2] if hit.source == "transcript"]
+        if not lines:
+            return []
+        vectors = await asyncio.to_thread(self.library.embedder.embed, [hit.text for hit in lines])
+        moments = []
+        for hit, similarity in zip(lines, vectors @ query_vector):
+            found = text_evidence("transcript", (hit.start, hit.end), [hit.model_dump()], [float(similarity)])
+            if found is not None and found.score > 0:
+                moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, confidence=combine([found]),
+                                      evidence=[found]))
+        return moments
 
     def _decide(self, moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
         threshold = self.settings.agent.threshold
