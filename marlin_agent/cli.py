@@ -173,11 +173,13 @@ def find_command(
     )
 
 
-def _library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, run, dump: dict, show) -> None:
+def _library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, run, dump: dict, show,
+                     more: dict | None = None) -> None:
     """Shared body of the commands that work on the library: settings, progress, output."""
 
     async def work():
-        settings = _settings(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None})
+        settings = _settings(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None},
+                             **(more or {}))
         with _index_progress(not as_json) as progress:
             return await run(settings, progress)
 
@@ -238,15 +240,8 @@ def ask_command(
     from marlin_agent.planners.pipeline import ask
     from marlin_agent.render import show_answer
 
-    async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds,
-                             **{"library.db": db, "library.transcribe": False if no_transcribe else None,
-                                "agent.threshold": threshold})
-        with _index_progress(not as_json) as progress:
-            return await ask(question, within, settings, progress)
-
-    answer = _run(as_json, work)
-    if as_json:
-        _emit_json(answer.model_dump(mode="json"))
-    else:
-        show_answer(Console(), answer)
+    _library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: ask(question, within, settings, progress), {}, show_answer,
+        more={"agent.threshold": threshold},
+    )
