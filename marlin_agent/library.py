@@ -208,7 +208,7 @@ class Library:
         query = self._table(name).search()
         if where:
             query = query.where(where)
-        return query.limit(None).to_list() if hasattr(query, "limit") else []
+        return query.limit(None).to_list()
 
     # --- videos -------------------------------------------------------------------------
 
