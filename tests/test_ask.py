@@ -94,3 +94,20 @@ def test_an_event_that_is_only_said_is_found_in_the_transcript(speech_video, lib
     top = result.moments[0]
     assert iou((top.start, top.end), (18.0, 20.6)) >= 0.5
     assert [e.kind for e in top.evidence] == ["transcript"] and "referee" in top.evidence[0].text.lower()
+
+
+def test_the_python_api_answers_in_three_lines(shelf, library_env):
+    from marlin_agent import VideoAgent
+
+    agent = VideoAgent(env=library_env, transcribe=False)
+    result = agent.ask("when does the white circle appear", shelf)
+    assert result.found and result.moments[0].video.title == "long_street"
+    hits = agent.search("yellow triangle", k=1)
+    assert hits.results[0].start == pytest.approx(15.0, abs=1)
+
+
+def test_the_python_api_refuses_unknown_settings():
+    from marlin_agent import VideoAgent
+
+    with pytest.raises(TypeError, match="unknown settings: colour"):
+        VideoAgent(colour="red")

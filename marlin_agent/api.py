@@ -1,0 +1,85 @@
+"""The Python API: the same capabilities as the CLI, in a few lines.
+
+    from marlin_agent import VideoAgent
+    agent = VideoAgent(base_url="http://127.0.0.1:8000/v1")
+    answer = agent.ask("when does the goal happen", "./footage")
+
+Settings follow the CLI's layers (environment, ``$MARLIN_HOME/config.toml``, shipped
+defaults); keyword arguments override them like flags do. Each method has an ``a``-prefixed
+coroutine twin for code that already runs an event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from marlin_agent.config import Settings, load_settings
+from marlin_agent.domain import Answer, FindResult, VideoCaption
+
+_FLAGS = {
+    "base_url": "server.base_url", "api_key": "server.api_key", "model": "server.model", "media": "server.media",
+    "concurrency": "server.concurrency", "chunk_seconds": "media.chunk_seconds", "db": "library.db",
+    "transcribe": "library.transcribe", "threshold": "agent.threshold",
+}
+
+
+def _sources(sources: str | Path | list[str | Path]) -> list[str]:
+    return [str(s) for s in sources] if isinstance(sources, list | tuple) else [str(sources)]
+
+
+class VideoAgent:
+    """Ask questions of footage, search it, caption and ground with Marlin."""
+
+    def __init__(self, settings: Settings | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> None:
+        unknown = set(overrides) - set(_FLAGS)
+        if unknown:
+            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(_FLAGS)})")
+        self.settings = settings or load_settings({_FLAGS[k]: v for k, v in overrides.items()}, env=env)
+
+    async def aask(self, question: str, sources: str | Path | list[str | Path]) -> Answer:
+        from marlin_agent.planners.pipeline import ask
+
+        return await ask(question, _sources(sources), self.settings)
+
+    def ask(self, question: str, sources: str | Path | list[str | Path]) -> Answer:
+        """Verified moments for ``question`` over files, folders or URLs (indexed first if needed)."""
+        return asyncio.run(self.aask(question, sources))
+
+    async def aindex(self, sources: str | Path | list[str | Path]):
+        from marlin_agent.indexer import index_inputs
+
+        return await index_inputs(_sources(sources), self.settings)
+
+    def index(self, sources: str | Path | list[str | Path]):
+        """Caption and transcribe footage into the library; resumes an interrupted run."""
+        return asyncio.run(self.aindex(sources))
+
+    async def asearch(self, query: str, within: str | Path | list[str | Path] | None = None, k: int = 10):
+        from marlin_agent.search import search_footage
+
+        return await search_footage(query, self.settings, _sources(within) if within else None, k)
+
+    def search(self, query: str, within: str | Path | list[str | Path] | None = None, k: int = 10):
+        """The ``k`` best moments in the library for ``query`` (events, scenes, speech)."""
+        return asyncio.run(self.asearch(query, within, k))
+
+    async def _with_client(self, work):
+        from marlin_agent.marlin import MarlinClient
+
+        async with MarlinClient(self.settings.server) as client:
+            return await work(client)
+
+    def caption(self, video: str | Path, start: float | None = None, end: float | None = None) -> VideoCaption:
+        """Marlin's captions for a video, chunk by chunk, with times in the video's seconds."""
+        from marlin_agent.scan import caption_video
+
+        return asyncio.run(self._with_client(lambda c: caption_video(Path(video), self.settings, c, start, end)))
+
+    def find(self, event: str, video: str | Path, start: float | None = None, end: float | None = None) -> FindResult:
+        """Marlin's unverified candidate span per chunk for ``event`` (use ``ask`` for verified moments)."""
+        from marlin_agent.scan import find_in_video
+
+        return asyncio.run(self._with_client(lambda c: find_in_video(event, Path(video), self.settings, c, start, end)))
