@@ -95,4 +95,7 @@ def show_answer(console: Console, answer) -> None:
             table.add_row(str(rank), moment.video.title or moment.video.path, clock(moment.start), clock(moment.end),
                           f"{moment.confidence:.2f}", evidence)
         console.print(table)
+        for moment in answer.moments:
+            if moment.clip:
+                console.print(f"clip: {moment.clip}")
     console.print(f"[dim]{answer.usage.marlin_calls} Marlin calls · {answer.usage.seconds:.1f} s[/]")

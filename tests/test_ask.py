@@ -111,3 +111,23 @@ def test_the_python_api_refuses_unknown_settings():
 
     with pytest.raises(TypeError, match="unknown settings: colour"):
         VideoAgent(colour="red")
+
+
+def test_clips_open_and_show_the_moment(shelf, library_env, tmp_path):
+    import av
+    import numpy as np
+
+    from evals.synthetic.palette import OBJECT_COLOURS
+
+    result = invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--no-transcribe",
+                     "--clips", str(tmp_path / "clips"), "--json"], library_env)
+    moment = document(result)["moments"][0]
+    clip = moment["clip"]
+    assert clip and clip.startswith("/") and clip.endswith(".mp4")
+    with av.open(clip) as container:
+        duration = container.duration / 1e6
+        frames = [f.to_ndarray(format="rgb24") for f in container.decode(video=0)]
+    assert duration == pytest.approx(moment["end"] - moment["start"] + 2.0, abs=0.3)  # 1 s of context each side
+    white = np.array(OBJECT_COLOURS["white"])
+    showing = [(np.abs(f.astype(int) - white) < 48).all(axis=2).sum() > 50 for f in frames]
+    assert sum(showing) / len(showing) > 0.7

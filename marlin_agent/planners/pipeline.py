@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from pathlib import Path
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Chunk, Evidence, Moment, TraceStep, Usage, VideoInfo, VideoRef
@@ -18,6 +19,7 @@ from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
 from marlin_agent.library import Library, SearchHit
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.media import probe_video, stage_clip
+from marlin_agent.media.clips import cut_clip
 from marlin_agent.planners.verify import combine, iou, regrounding_evidence, text_evidence, tighter_window
 from marlin_agent.render import clock
 
@@ -162,6 +164,17 @@ class PipelinePlanner:
                                       evidence=[found]))
         return moments
 
+    async def cut_clips(self, answer: Answer, folder: Path) -> Answer:
+        """The answer with each moment's ``clip`` set to the absolute path of its cut."""
+        t = time.monotonic()
+        moments = []
+        for moment in answer.moments:
+            video = await self._video(moment.video.id)
+            path = await asyncio.to_thread(cut_clip, video, moment.start, moment.end, folder)
+            moments.append(moment.model_copy(update={"clip": str(path.resolve())}))
+        self._step("clips", f"{len(moments)} clip(s) written to {folder}", started=t)
+        return answer.model_copy(update={"moments": moments, "trace": self.trace})
+
     def _decide(self, moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
         threshold = self.settings.agent.threshold
         ranked = sorted(moments, key=lambda m: m.confidence, reverse=True)
@@ -199,8 +212,10 @@ def _weakest(moment: Moment) -> str:
     return ", ".join(parts)
 
 
-async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None) -> Answer:
-    """Index what is not indexed yet among ``inputs``, then answer ``question`` over them."""
+async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
+              clips_dir: Path | None = None) -> Answer:
+    """Index what is not indexed yet among ``inputs``, then answer ``question`` over them;
+    with ``clips_dir``, cut each moment found into a file there."""
     from marlin_agent.indexer import index_inputs, open_library
 
     library = await asyncio.to_thread(open_library, settings)
@@ -213,6 +228,8 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
                       f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
                       calls=report.marlin_calls, started=t)
         answer = await planner.answer(question, [v.id for v in report.videos])
+        if clips_dir is not None and answer.moments:
+            answer = await planner.cut_clips(answer, clips_dir)
     finally:
         if client is not None:
             await client.close()
