@@ -159,13 +159,23 @@ def caption_command(
 def find_command(
     event: Annotated[str, typer.Argument(help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],
     video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
+    verify: Annotated[bool, typer.Option("--verify", help="Index the video and return verified moments with evidence (the `ask` document) instead of raw candidates.")] = False,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False,
     base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
-    """Ground an event: one candidate span per chunk searched, best first (unverified)."""
-    from marlin_agent.render import show_find
+    """Ground an event: one candidate span per chunk searched, best first (unverified unless --verify)."""
+    from marlin_agent.render import show_answer, show_find
     from marlin_agent.scan import find_in_video
 
+    if verify:
+        from marlin_agent.planners.pipeline import verify_find
+
+        _library_command(
+            as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+            lambda settings, progress: verify_find(event, video, settings, start, end, progress), {}, show_answer,
+        )
+        return
     _scan_command(
         as_json, "grounding", (base_url, api_key, model, media, concurrency, chunk_seconds),
         lambda settings, client, progress: find_in_video(event, video, settings, client, start, end, progress),

@@ -131,3 +131,13 @@ def test_clips_open_and_show_the_moment(shelf, library_env, tmp_path):
     white = np.array(OBJECT_COLOURS["white"])
     showing = [(np.abs(f.astype(int) - white) < 48).all(axis=2).sum() > 50 for f in frames]
     assert sum(showing) / len(showing) > 0.7
+
+
+def test_find_verify_returns_verified_moments_with_evidence(footage, library_env):
+    present = document(invoke(["find", "the red square", str(footage["long_street"]), "--verify", "--no-transcribe",
+                               "--json"], library_env))
+    assert present["found"] and iou((present["moments"][0]["start"], present["moments"][0]["end"]), (70, 78)) >= 0.5
+    assert {e["kind"] for e in present["moments"][0]["evidence"]} >= {"grounding", "regrounding", "caption_event"}
+    absent = document(invoke(["find", "a green elephant", str(footage["long_street"]), "--verify", "--no-transcribe",
+                              "--json"], library_env))
+    assert not absent["found"] and len(absent["rejected"]) >= 1

@@ -91,9 +91,9 @@ class PipelinePlanner:
             return None
         return round(start + span.start, 3), round(start + span.end, 3)
 
-    async def _check(self, event: str, hit: SearchHit, start: float, end: float, query_vector) -> Moment | None:
+    async def _check(self, event: str, ref: VideoRef, start: float, end: float, query_vector) -> Moment | None:
         """Ground the event in one window and gather the evidence for what Marlin found."""
-        video = await self._video(hit.video.id)
+        video = await self._video(ref.id)
         span = await self._ground(video, event, start, end)
         if span is None:
             return None
@@ -103,14 +103,14 @@ class PipelinePlanner:
         again = await self._ground(video, event, *retry) if retry != (start, end) else span
         evidence.append(regrounding_evidence(span, again, retry))
         for kind, segment_kind in (("caption_event", "event"), ("transcript", "transcript")):
-            rows = await asyncio.to_thread(self.library.segments, hit.video.id, segment_kind)
+            rows = await asyncio.to_thread(self.library.segments, ref.id, segment_kind)
             rows = [r for r in rows if r["end"] > span[0] - 1 and r["start"] < span[1] + 1]
             if rows:
                 vectors = await asyncio.to_thread(self.library.embedder.embed, [r["text"] for r in rows])
                 found = text_evidence(kind, span, rows, list(vectors @ query_vector))
                 if found:
                     evidence.append(found)
-        return Moment(video=hit.video, start=span[0], end=span[1], confidence=combine(evidence), evidence=evidence)
+        return Moment(video=ref, start=span[0], end=span[1], confidence=combine(evidence), evidence=evidence)
 
     async def answer(self, question: str, video_ids: list[str]) -> Answer:
         started = time.monotonic()
@@ -127,24 +127,51 @@ class PipelinePlanner:
             raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
         t = time.monotonic()
         query_vector = (await asyncio.to_thread(self.library.embedder.embed, [event]))[0]
-        checked = await asyncio.gather(*(self._check(event, hit, s, e, query_vector) for hit, s, e in windows),
+        moments = await self._spoken(event, hits, query_vector)
+        moments += await self._check_windows(event, [(hit.video, s, e) for hit, s, e in windows], query_vector)
+        return self._conclude(question, event, moments, video_ids, calls_before, started, t)
+
+    async def _check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]], query_vector) -> list[Moment]:
+        checked = await asyncio.gather(*(self._check(event, ref, s, e, query_vector) for ref, s, e in windows),
                                        return_exceptions=True)
-        moments: list[Moment] = await self._spoken(event, hits, query_vector)
-        for (hit, s, e), outcome in zip(windows, checked):
+        moments: list[Moment] = []
+        for (ref, s, e), outcome in zip(windows, checked):
             if isinstance(outcome, MarlinAgentError):
                 if getattr(outcome, "stops_run", False):
                     raise outcome
-                self._step("ground", f"{hit.video.title} {clock(s)}–{clock(e)} failed: {outcome.message}")
+                self._step("ground", f"{ref.title} {clock(s)}–{clock(e)} failed: {outcome.message}")
             elif isinstance(outcome, BaseException):
                 raise outcome
             elif outcome is not None:
                 moments.append(outcome)
+        return moments
+
+    def _conclude(self, question: str, event: str, moments: list[Moment], video_ids: list[str], calls_before: int,
+                  started: float, grounding_started: float) -> Answer:
         calls = (self.client.usage.calls if self.client else 0) - calls_before
-        self._step("ground+verify", f"{len(moments)} spans grounded and checked", calls=calls, started=t)
+        self._step("ground+verify", f"{len(moments)} spans grounded and checked", calls=calls, started=grounding_started)
         accepted, rejected = self._decide(moments)
         return Answer(question=question, found=bool(accepted), answer=self._summary(event, accepted, rejected, video_ids),
                       moments=accepted, rejected=rejected, trace=self.trace,
                       usage=Usage(marlin_calls=calls, seconds=round(time.monotonic() - started, 3)))
+
+    async def verify_in_video(self, event: str, video_id: str, start: float | None, end: float | None) -> Answer:
+        """``find --verify``: ground ``event`` in every chunk of one video and keep what the evidence backs."""
+        from marlin_agent.marlin.prompts import find_prompt
+        from marlin_agent.scan import chunks_for
+
+        find_prompt(event)  # refuse an unusable event before any work
+        started = time.monotonic()
+        calls_before = self.client.usage.calls if self.client else 0
+        if self.client is None:
+            raise ServerNotConfigured("grounding needs a Marlin server, and none is configured")
+        video = await self._video(video_id)
+        record = await asyncio.to_thread(self.library.get_video, video_id)
+        ref = VideoRef(id=video_id, path=record.path, title=record.title)
+        windows = [(ref, c.start, c.end) for c in chunks_for(video, self.settings, start, end)]
+        query_vector = (await asyncio.to_thread(self.library.embedder.embed, [event]))[0]
+        moments = await self._check_windows(event, windows, query_vector)
+        return self._conclude(event, event, moments, [video_id], calls_before, started, started)
 
     async def _spoken(self, event: str, hits: list[SearchHit], query_vector) -> list[Moment]:
         """Moments that are said rather than shown: transcript lines among the best hits.
@@ -210,6 +237,24 @@ def _weakest(moment: Moment) -> str:
     if "transcript" in signals:
         parts.append(f"speech match {signals['transcript']:.0%}")
     return ", ".join(parts)
+
+
+async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
+                      end: float | None = None, on_progress=None) -> Answer:
+    """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
+    from marlin_agent.indexer import index_inputs, open_library
+
+    library = await asyncio.to_thread(open_library, settings)
+    report = await index_inputs([str(video)], settings, library, on_progress)
+    client = MarlinClient(settings.server) if settings.server.base_url else None
+    try:
+        planner = PipelinePlanner(settings, library, client)
+        answer = await planner.verify_in_video(event, report.videos[0].id, start, end)
+    finally:
+        if client is not None:
+            await client.close()
+    usage = answer.usage.model_copy(update={"marlin_calls": answer.usage.marlin_calls + report.marlin_calls})
+    return answer.model_copy(update={"usage": usage})
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
