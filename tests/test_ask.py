@@ -141,3 +141,22 @@ def test_find_verify_returns_verified_moments_with_evidence(footage, library_env
     absent = document(invoke(["find", "a green elephant", str(footage["long_street"]), "--verify", "--no-transcribe",
                               "--json"], library_env))
     assert not absent["found"] and len(absent["rejected"]) >= 1
+
+
+def test_a_contact_sheet_shows_each_moment_as_a_labelled_strip(shelf, library_env, tmp_path):
+    import numpy as np
+    from PIL import Image
+
+    from evals.synthetic.palette import OBJECT_COLOURS
+
+    target = tmp_path / "sheet.png"
+    result = invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--no-transcribe",
+                     "--sheet", str(target), "--json"], library_env)
+    assert result.exit_code == 0 and document(result)["found"]
+    pixels = np.asarray(Image.open(target).convert("RGB")).astype(int)
+    assert pixels.shape[1] >= 4 * 240  # four thumbnails side by side
+    white = (np.abs(pixels - np.array(OBJECT_COLOURS["white"])) < 48).all(axis=2)
+    label_rows, picture_rows = white[:22], white[22:]
+    assert label_rows.sum() > 20  # the times are written above the strip
+    columns_with_circle = {x // 246 for x in np.flatnonzero(picture_rows.sum(axis=0) > 3)}
+    assert columns_with_circle == {0, 1, 2, 3}  # the circle is in every thumbnail

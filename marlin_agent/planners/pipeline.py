@@ -202,6 +202,13 @@ class PipelinePlanner:
         self._step("clips", f"{len(moments)} clip(s) written to {folder}", started=t)
         return answer.model_copy(update={"moments": moments, "trace": self.trace})
 
+    async def draw_sheet(self, answer: Answer, target: Path) -> Path:
+        from marlin_agent.media.sheet import write_sheet
+
+        shown = answer.moments or answer.rejected
+        rows = [(moment, await self._video(moment.video.id)) for moment in shown]
+        return await asyncio.to_thread(write_sheet, rows, target)
+
     def _decide(self, moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
         threshold = self.settings.agent.threshold
         ranked = sorted(moments, key=lambda m: m.confidence, reverse=True)
@@ -258,9 +265,10 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
-              clips_dir: Path | None = None) -> Answer:
+              clips_dir: Path | None = None, sheet: Path | None = None) -> Answer:
     """Index what is not indexed yet among ``inputs``, then answer ``question`` over them;
-    with ``clips_dir``, cut each moment found into a file there."""
+    with ``clips_dir``, cut each moment found into a file there; with ``sheet``, draw a
+    contact sheet of the moments (or, when nothing was found, of the rejected candidates)."""
     from marlin_agent.indexer import index_inputs, open_library
 
     library = await asyncio.to_thread(open_library, settings)
@@ -275,6 +283,8 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
         answer = await planner.answer(question, [v.id for v in report.videos])
         if clips_dir is not None and answer.moments:
             answer = await planner.cut_clips(answer, clips_dir)
+        if sheet is not None and (answer.moments or answer.rejected):
+            await planner.draw_sheet(answer, sheet)
     finally:
         if client is not None:
             await client.close()
