@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from bench import index_memory, search_latency, staging, throughput, transcription
+from bench import ask_overhead, index_memory, search_latency, staging, throughput, transcription
 
 BENCHES = {
     "staging": staging.run,
@@ -16,6 +16,7 @@ BENCHES = {
     "search_latency": search_latency.run,
     "index_memory": index_memory.run,
     "transcription": transcription.run,
+    "ask_overhead": ask_overhead.run,
 }
 RESULTS = Path(__file__).parent / "RESULTS.md"
 RAW = Path(__file__).parent / "results.json"
@@ -121,6 +122,25 @@ def render(results: dict) -> str:
             "",
             f"{f['model']}, {f['audio_seconds']} s of continuous espeak-ng speech: {f['seconds']} s, "
             f"**{f['x_realtime']}× realtime**, {f['lines']} lines. Run {results['transcription']['ran_at']}.",
+            "",
+        ]
+    if "ask_overhead" in results:
+        f = results["ask_overhead"]["figures"]
+        lines += [
+            "## `ask`: overhead beyond model time, Marlin calls per question",
+            "",
+            f"{f['videos']} indexed synthetic videos; simulator at {f['latency_s']} s per request, so about "
+            f"{2 * f['latency_s']:.1f} s of each question is the model (two grounding rounds, windows side by side). "
+            f"{f['questions']} questions ({f['found_present']} present found, {f['found_absent']} absent found). "
+            f"Run {results['ask_overhead']['ran_at']}.",
+            "",
+            "| Marlin calls per question (max / mean) | wall p50 s | overhead beyond model p50 s |",
+            "|---|---|---|",
+            f"| {f['calls_per_question_max']} / {f['calls_per_question_mean']} | {f['seconds_p50']} | {f['overhead_p50']} |",
+            "",
+            "Each `ask` call opens the library and loads the embedding model again and re-checks every source "
+            "(probe, content id, index lookups); that is most of the overhead and what a long-lived process "
+            "(VideoAgent, MCP server) should keep open.",
             "",
         ]
     return "\n".join(lines)
