@@ -5,13 +5,8 @@ from __future__ import annotations
 from rich.console import Console
 from rich.table import Table
 
+from marlin_agent.clock import clock
 from marlin_agent.domain import ChunkFailure, FindResult, VideoCaption, VideoInfo
-
-
-def clock(seconds: float) -> str:
-    minutes, secs = divmod(seconds, 60)
-    hours, minutes = divmod(int(minutes), 60)
-    return f"{hours}:{minutes:02d}:{secs:04.1f}" if hours else f"{minutes}:{secs:04.1f}"
 
 
 def _video_line(video: VideoInfo) -> str:

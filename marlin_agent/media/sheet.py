@@ -8,6 +8,7 @@ from pathlib import Path
 import av
 import numpy as np
 
+from marlin_agent.clock import clock
 from marlin_agent.domain import Moment, VideoInfo
 from marlin_agent.errors import MissingDependency, VideoUnreadable
 from marlin_agent.media.probe import stream_start
@@ -16,11 +17,6 @@ THUMBNAILS = 4
 _WIDTH = 240
 _LABEL = 22
 _GAP = 6
-
-
-def _clock(seconds: float) -> str:
-    minutes, secs = divmod(seconds, 60)
-    return f"{int(minutes)}:{secs:04.1f}"
 
 
 def thumbnails(video: VideoInfo, start: float, end: float, count: int = THUMBNAILS) -> list[np.ndarray]:
@@ -67,7 +63,7 @@ def write_sheet(rows: list[tuple[Moment, VideoInfo]], target: Path) -> Path:
         for frame in frames:
             strip.paste(Image.fromarray(frame), (x, _LABEL))
             x += frame.shape[1] + _GAP
-        label = (f"{moment.video.title or Path(moment.video.path).name}  {_clock(moment.start)} - {_clock(moment.end)}"
+        label = (f"{moment.video.title or Path(moment.video.path).name}  {clock(moment.start)} - {clock(moment.end)}"
                  f"  confidence {moment.confidence:.2f}")
         ImageDraw.Draw(strip).text((4, 4), label, fill=(240, 240, 240))
         strips.append(strip)

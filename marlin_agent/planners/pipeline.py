@@ -13,6 +13,7 @@ import re
 import time
 from pathlib import Path
 
+from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Chunk, Evidence, Moment, TraceStep, Usage, VideoInfo, VideoRef
 from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
@@ -21,7 +22,6 @@ from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.media import probe_video, stage_clip
 from marlin_agent.media.clips import cut_clip
 from marlin_agent.planners.verify import combine, iou, regrounding_evidence, text_evidence, tighter_window
-from marlin_agent.render import clock
 
 _WINDOW_SECONDS = 60.0
 _SEARCH_DEPTH = 20
