@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import re
 import time
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 from marlin_agent.clock import clock
@@ -246,22 +247,36 @@ def _weakest(moment: Moment) -> str:
     return ", ".join(parts)
 
 
-async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
-                      end: float | None = None, on_progress=None) -> Answer:
-    """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
+@asynccontextmanager
+async def _planner_over(inputs: list[str], settings: Settings, on_progress=None):
+    """Index what is new among ``inputs``, then yield a planner over the library and the index report.
+
+    The Marlin client lives exactly as long as the planner needs it.
+    """
     from marlin_agent.indexer import index_inputs, open_library
 
     library = await asyncio.to_thread(open_library, settings)
-    report = await index_inputs([str(video)], settings, library, on_progress)
+    report = await index_inputs(inputs, settings, library, on_progress)
     client = MarlinClient(settings.server) if settings.server.base_url else None
     try:
-        planner = PipelinePlanner(settings, library, client)
-        answer = await planner.verify_in_video(event, report.videos[0].id, start, end)
+        yield PipelinePlanner(settings, library, client), report
     finally:
         if client is not None:
             await client.close()
-    usage = answer.usage.model_copy(update={"marlin_calls": answer.usage.marlin_calls + report.marlin_calls})
-    return answer.model_copy(update={"usage": usage})
+
+
+def _with_index_calls(answer: Answer, report, **usage) -> Answer:
+    """The answer with the indexing run's Marlin calls counted in its usage."""
+    calls = answer.usage.marlin_calls + report.marlin_calls
+    return answer.model_copy(update={"usage": answer.usage.model_copy(update={"marlin_calls": calls, **usage})})
+
+
+async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
+                      end: float | None = None, on_progress=None) -> Answer:
+    """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
+    async with _planner_over([str(video)], settings, on_progress) as (planner, report):
+        answer = await planner.verify_in_video(event, report.videos[0].id, start, end)
+    return _with_index_calls(answer, report)
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
@@ -269,14 +284,8 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
     """Index what is not indexed yet among ``inputs``, then answer ``question`` over them;
     with ``clips_dir``, cut each moment found into a file there; with ``sheet``, draw a
     contact sheet of the moments (or, when nothing was found, of the rejected candidates)."""
-    from marlin_agent.indexer import index_inputs, open_library
-
-    library = await asyncio.to_thread(open_library, settings)
     t = time.monotonic()
-    report = await index_inputs(inputs, settings, library, on_progress)
-    client = MarlinClient(settings.server) if settings.server.base_url else None
-    try:
-        planner = PipelinePlanner(settings, library, client)
+    async with _planner_over(inputs, settings, on_progress) as (planner, report):
         planner._step("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
                       f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
                       calls=report.marlin_calls, started=t)
@@ -285,9 +294,4 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
             answer = await planner.cut_clips(answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
             await planner.draw_sheet(answer, sheet)
-    finally:
-        if client is not None:
-            await client.close()
-    usage = answer.usage.model_copy(update={"marlin_calls": answer.usage.marlin_calls + report.marlin_calls,
-                                            "seconds": round(time.monotonic() - t, 3)})
-    return answer.model_copy(update={"usage": usage})
+    return _with_index_calls(answer, report, seconds=round(time.monotonic() - t, 3))
