@@ -37,6 +37,19 @@ def main(names: list[str]) -> None:
     print(f"wrote {RESULTS}", file=sys.stderr)
 
 
+def _section(title: str, intro: str, header: list[str] | None = None, rows: list[list] = (),
+             outro: str | None = None) -> list[str]:
+    """A Markdown section: heading, introduction, an optional table, an optional closing remark."""
+    lines = [f"## {title}", "", intro, ""]
+    if header:
+        lines += ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += ["| " + " | ".join(str(cell) for cell in row) + " |" for row in rows]
+        lines.append("")
+    if outro:
+        lines += [outro, ""]
+    return lines
+
+
 def render(results: dict) -> str:
     lines = [
         "# Benchmark results",
@@ -46,103 +59,73 @@ def render(results: dict) -> str:
         "Regenerate with `python -m bench`; raw figures in `bench/results.json`.",
         "",
     ]
-    if "staging" in results:
-        f = results["staging"]["figures"]
-        lines += [
-            "## Staging speed (target ≥ 20× realtime on 2 cores)",
-            "",
-            f"Input: {f['input']}, camera-like (textured, per-frame grain, x264 B-frames). "
-            f"Run {results['staging']['ran_at']}.",
-            "",
-            "| setup | × realtime |",
-            "|---|---|",
-            f"| decoding alone, one core (the floor) | {f['decode_only_1_core_x_realtime']} |",
-            f"| one staging thread | {f['staging_1_thread_x_realtime']} |",
-            f"| two chunks side by side (how `caption`/`index` stage) | {f['staging_2_thread_x_realtime']} |",
-            f"| one chunk, two decoder threads | {f['one_chunk_2_decoder_threads_x_realtime']} |",
-            f"| cached clip reused | {f['cached_restage_ms']} ms |",
-            f"| for comparison: the footage generator's flat 720p30, two side by side | "
-            f"{f.get('flat_synthetic_2_thread_x_realtime', '–')} |",
-            "",
+    figures = {name: entry["figures"] for name, entry in results.items()}
+    ran = {name: f"Run {entry['ran_at']}." for name, entry in results.items()}
+    if f := figures.get("staging"):
+        lines += _section(
+            "Staging speed (target ≥ 20× realtime on 2 cores)",
+            f"Input: {f['input']}, camera-like (textured, per-frame grain, x264 B-frames). {ran['staging']}",
+            ["setup", "× realtime"],
+            [["decoding alone, one core (the floor)", f["decode_only_1_core_x_realtime"]],
+             ["one staging thread", f["staging_1_thread_x_realtime"]],
+             ["two chunks side by side (how `caption`/`index` stage)", f["staging_2_thread_x_realtime"]],
+             ["one chunk, two decoder threads", f["one_chunk_2_decoder_threads_x_realtime"]],
+             ["cached clip reused", f"{f['cached_restage_ms']} ms"],
+             ["for comparison: the footage generator's flat 720p30, two side by side",
+              f.get("flat_synthetic_2_thread_x_realtime", "–")]],
             "Decoding every reference frame of the source is the floor: skipping non-reference frames "
             "and the deblocking filter are already applied; skipping all B-frames was measured to corrupt "
             "P-frames of x264 `medium` encodes and is not used. Flat synthetic footage stages far faster; "
             "camera footage at higher bitrates, slower.",
-            "",
-        ]
-    if "throughput" in results:
-        f = results["throughput"]["figures"]
-        lines += [
-            "## Chunk throughput vs concurrency (target ≥ 90% of ideal)",
-            "",
+        )
+    if f := figures.get("throughput"):
+        lines += _section(
+            "Chunk throughput vs concurrency (target ≥ 90% of ideal)",
             f"Simulator with {f['latency_s']} s per request; ideal = ceil(chunks / concurrency) × latency. "
-            f"Run {results['throughput']['ran_at']}.",
-            "",
-            "| concurrency | chunks | seconds | ideal | peak in flight | share of ideal |",
-            "|---|---|---|---|---|---|",
-        ]
-        lines += [
-            f"| {r['concurrency']} | {r['chunks']} | {r['seconds']} | {r['ideal_seconds']} | {r['peak_in_flight']} | "
-            f"{r['share_of_ideal']:.0%} |" for r in f["rows"]
-        ]
-        lines.append("")
-    if "search_latency" in results:
-        f = results["search_latency"]["figures"]
-        lines += [
-            "## Search latency (target p50 under 50 ms at 100,000 segments)",
-            "",
+            f"{ran['throughput']}",
+            ["concurrency", "chunks", "seconds", "ideal", "peak in flight", "share of ideal"],
+            [[r["concurrency"], r["chunks"], r["seconds"], r["ideal_seconds"], r["peak_in_flight"],
+              f"{r['share_of_ideal']:.0%}"] for r in f["rows"]],
+        )
+    if f := figures.get("search_latency"):
+        lines += _section(
+            "Search latency (target p50 under 50 ms at 100,000 segments)",
             f"{f['segments']:,} segments (60% events, 20% scenes, 20% transcript lines) over 200 videos; "
             f"k = 10; each query embedded for real (MiniLM on CPU: {f['query_embedding_ms']} ms of the total). "
-            f"Run {results['search_latency']['ran_at']}.",
-            "",
-            "| query | p50 ms | p95 ms |",
-            "|---|---|---|",
-            f"| whole library | {f['p50_ms']} | {f['p95_ms']} |",
-            f"| limited to 5 videos (`--in`) | {f['filtered_p50_ms']} | {f['filtered_p95_ms']} |",
-            "",
-        ]
-    if "index_memory" in results:
-        f = results["index_memory"]["figures"]
-        lines += [
-            "## Index memory (peak RSS should stay flat as videos get longer)",
-            "",
+            f"{ran['search_latency']}",
+            ["query", "p50 ms", "p95 ms"],
+            [["whole library", f["p50_ms"], f["p95_ms"]],
+             ["limited to 5 videos (`--in`)", f["filtered_p50_ms"], f["filtered_p95_ms"]]],
+        )
+    if f := figures.get("index_memory"):
+        lines += _section(
+            "Index memory (peak RSS should stay flat as videos get longer)",
             "One `index` run per video in a fresh process (captioning against the simulator, transcription "
-            f"with Whisper base, embeddings with MiniLM). Run {results['index_memory']['ran_at']}.",
-            "",
-            "| video minutes | chunks | transcript lines | peak RSS MB |",
-            "|---|---|---|---|",
-        ]
-        lines += [f"| {r['minutes']} | {r['chunks']} | {r['lines']} | {r['peak_rss_mb']} |" for r in f["rows"]]
-        lines += ["", "Most of the footprint is the three models (Whisper, MiniLM, torch); what grows is allocator "
-                  "warm-up across 5-minute audio windows, not footage held in memory.", ""]
-    if "transcription" in results:
-        f = results["transcription"]["figures"]
-        lines += [
-            "## Transcription speed",
-            "",
+            f"with Whisper base, embeddings with MiniLM). {ran['index_memory']}",
+            ["video minutes", "chunks", "transcript lines", "peak RSS MB"],
+            [[r["minutes"], r["chunks"], r["lines"], r["peak_rss_mb"]] for r in f["rows"]],
+            "Most of the footprint is the three models (Whisper, MiniLM, torch); what grows is allocator "
+            "warm-up across 5-minute audio windows, not footage held in memory.",
+        )
+    if f := figures.get("transcription"):
+        lines += _section(
+            "Transcription speed",
             f"{f['model']}, {f['audio_seconds']} s of continuous espeak-ng speech: {f['seconds']} s, "
-            f"**{f['x_realtime']}× realtime**, {f['lines']} lines. Run {results['transcription']['ran_at']}.",
-            "",
-        ]
-    if "ask_overhead" in results:
-        f = results["ask_overhead"]["figures"]
-        lines += [
-            "## `ask`: overhead beyond model time, Marlin calls per question",
-            "",
+            f"**{f['x_realtime']}× realtime**, {f['lines']} lines. {ran['transcription']}",
+        )
+    if f := figures.get("ask_overhead"):
+        lines += _section(
+            "`ask`: overhead beyond model time, Marlin calls per question",
             f"{f['videos']} indexed synthetic videos; simulator at {f['latency_s']} s per request, so about "
             f"{2 * f['latency_s']:.1f} s of each question is the model (two grounding rounds, windows side by side). "
             f"{f['questions']} questions ({f['found_present']} present found, {f['found_absent']} absent found). "
-            f"Run {results['ask_overhead']['ran_at']}.",
-            "",
-            "| Marlin calls per question (max / mean) | wall p50 s | overhead beyond model p50 s |",
-            "|---|---|---|",
-            f"| {f['calls_per_question_max']} / {f['calls_per_question_mean']} | {f['seconds_p50']} | {f['overhead_p50']} |",
-            "",
+            f"{ran['ask_overhead']}",
+            ["Marlin calls per question (max / mean)", "wall p50 s", "overhead beyond model p50 s"],
+            [[f"{f['calls_per_question_max']} / {f['calls_per_question_mean']}", f["seconds_p50"], f["overhead_p50"]]],
             "Each `ask` call opens the library and loads the embedding model again and re-checks every source "
             "(probe, content id, index lookups); that is most of the overhead and what a long-lived process "
             "(VideoAgent, MCP server) should keep open.",
-            "",
-        ]
+        )
     return "\n".join(lines)
 
 
