@@ -40,7 +40,7 @@ class VideoAgent:
         self.settings = settings or load_settings({_FLAGS[k]: v for k, v in overrides.items()}, env=env)
 
     async def aask(self, question: str, sources: str | Path | list[str | Path]) -> Answer:
-        from marlin_agent.planners.pipeline import ask
+        from marlin_agent.planners.run import ask
 
         return await ask(question, _sources(sources), self.settings)
 

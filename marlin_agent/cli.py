@@ -169,7 +169,7 @@ def find_command(
     from marlin_agent.scan import find_in_video
 
     if verify:
-        from marlin_agent.planners.pipeline import verify_find
+        from marlin_agent.planners.run import verify_find
 
         _library_command(
             as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
@@ -249,7 +249,7 @@ def ask_command(
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
     """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
-    from marlin_agent.planners.pipeline import ask
+    from marlin_agent.planners.run import ask
     from marlin_agent.render import show_answer
 
     _library_command(

@@ -7,7 +7,8 @@ import pytest
 
 from marlin_agent.config import load_settings
 from marlin_agent.errors import NoVideosFound
-from marlin_agent.planners.pipeline import ask, event_description
+from marlin_agent.planners.pipeline import event_description
+from marlin_agent.planners.run import ask
 from marlin_agent.planners.verify import iou
 
 from .test_cli import document, invoke

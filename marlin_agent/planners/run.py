@@ -1,0 +1,108 @@
+"""Entry points that index, plan and finish an answer: ``ask`` and ``find --verify``.
+
+Each indexes what is new among its inputs, opens a Marlin client for exactly as long as
+the planner needs it, runs the planner the settings choose (the pipeline, or the LLM
+planner when ``[planner] model`` names one), then cuts clips and draws a contact sheet
+on request.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import Answer
+from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.planners.pipeline import PipelinePlanner
+from marlin_agent.tools import Toolbox
+
+
+@asynccontextmanager
+async def _session(inputs: list[str], settings: Settings, on_progress=None):
+    """Index what is new among ``inputs``; yield the library, a Marlin client (or None) and the index report."""
+    from marlin_agent.indexer import index_inputs, open_library
+
+    library = await asyncio.to_thread(open_library, settings)
+    report = await index_inputs(inputs, settings, library, on_progress)
+    client = MarlinClient(settings.server) if settings.server.base_url else None
+    try:
+        yield library, client, report
+    finally:
+        if client is not None:
+            await client.close()
+
+
+def make_planner(settings: Settings, tools: Toolbox, planner_model=None):
+    """The LLM planner when a model is given or configured, else the pipeline planner."""
+    if planner_model is None and not settings.planner.enabled:
+        return PipelinePlanner(settings, tools)
+    from marlin_agent.planners.llm import LLMPlanner
+    from marlin_agent.planners.llm_model import planner_model as build_model
+
+    tools.marlin_budget = settings.planner.max_marlin_calls
+    return LLMPlanner(settings, tools, planner_model if planner_model is not None else build_model(settings.planner))
+
+
+def _with_index_calls(answer: Answer, report, **usage) -> Answer:
+    """The answer with the indexing run's Marlin calls counted in its usage."""
+    calls = answer.usage.marlin_calls + report.marlin_calls
+    return answer.model_copy(update={"usage": answer.usage.model_copy(update={"marlin_calls": calls, **usage})})
+
+
+async def cut_clips(tools: Toolbox, answer: Answer, folder: Path) -> Answer:
+    """The answer with each moment's ``clip`` set to the absolute path of its cut."""
+    moments = []
+    for moment in answer.moments:
+        clip = await tools.clip(moment.video.id, moment.start, moment.end, folder)
+        moments.append(moment.model_copy(update={"clip": clip.path}))
+    return answer.model_copy(update={"moments": moments, "trace": tools.trace})
+
+
+async def draw_sheet(tools: Toolbox, answer: Answer, target: Path) -> Path:
+    """A contact sheet of the moments, or of the rejected candidates when nothing was found."""
+    from marlin_agent.media.sheet import write_sheet
+
+    shown = answer.moments or answer.rejected
+    rows = [(moment, await tools.video_info(moment.video.id)) for moment in shown]
+    return await asyncio.to_thread(write_sheet, rows, target)
+
+
+async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
+                      end: float | None = None, on_progress=None) -> Answer:
+    """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
+    from marlin_agent.marlin.prompts import find_prompt
+
+    find_prompt(event)  # refuse an unusable event before any work
+    async with _session([str(video)], settings, on_progress) as (library, client, report):
+        tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+        answer = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
+    return _with_index_calls(answer, report)
+
+
+async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
+              clips_dir: Path | None = None, sheet: Path | None = None, planner_model=None) -> Answer:
+    """Index what is not indexed yet among ``inputs``, then answer ``question`` over them.
+
+    With ``clips_dir``, cut each moment found into a file there; with ``sheet``, draw a
+    contact sheet. ``planner_model`` (a pydantic-ai model) overrides the configured planner.
+    """
+    t = time.monotonic()
+    if planner_model is None and settings.planner.enabled:
+        from marlin_agent.planners.llm_model import planner_model as build_model
+
+        build_model(settings.planner)  # a misconfigured planner fails before any indexing
+    async with _session(inputs, settings, on_progress) as (library, client, report):
+        video_ids = [v.id for v in report.videos]
+        tools = Toolbox(settings, library, client, video_ids=video_ids)
+        tools.note("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
+                   f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
+                   calls=report.marlin_calls, started=t)
+        answer = await make_planner(settings, tools, planner_model).answer(question, video_ids)
+        if clips_dir is not None and answer.moments:
+            answer = await cut_clips(tools, answer, clips_dir)
+        if sheet is not None and (answer.moments or answer.rejected):
+            await draw_sheet(tools, answer, sheet)
+    return _with_index_calls(answer, report, seconds=round(time.monotonic() - t, 3))

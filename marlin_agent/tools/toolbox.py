@@ -1,0 +1,303 @@
+"""The agent's tools: typed functions over the library, Marlin and the media code.
+
+Both planners work through one ``Toolbox``: the pipeline calls the tools in a fixed
+order, the LLM planner is handed them to call as it sees fit. Every call is recorded in
+the trace with what it cost (Marlin calls, seconds); a budget of Marlin calls, when set,
+stops a run cleanly instead of letting a model loop spend without end. Every moment that
+went through ``verify`` is kept, so a run cut short still has its evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from marlin_agent.clock import clock
+from marlin_agent.config import Settings
+from marlin_agent.domain import Caption, Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
+from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
+from marlin_agent.library import Library
+from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.marlin.prompts import find_prompt
+from marlin_agent.media import probe_video
+from marlin_agent.media.clips import cut_clip
+from marlin_agent.planners.verify import combine, regrounding_evidence, text_evidence, tighter_window
+from marlin_agent.scan import ChunkRunner, chunks_for, in_video_time
+from marlin_agent.tools.results import (
+    ClipFile,
+    Cost,
+    GroundedSpan,
+    Grounding,
+    SearchHits,
+    SpanCaption,
+    TranscriptLines,
+    Verification,
+    VideoEntry,
+    VideoList,
+)
+
+# A judge reads Marlin's fresh caption of a span and says whether the event is in it:
+# (score in 0..1, a one-line reason).
+Judge = Callable[[str, SpanCaption], Awaitable[tuple[float, str]]]
+
+WINDOW_SECONDS = 60.0
+# Seconds of context either side of a span when it is captioned afresh for the judge.
+_JUDGE_PAD = 1.0
+
+
+class UnknownVideo(InputError):
+    code = "unknown_video"
+    default_hint = "Use an id from list_videos or search."
+
+
+@dataclass
+class _Meter:
+    calls: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+
+def _overlapping(rows: list[dict], start: float, end: float, slack: float = 0.0) -> list[dict]:
+    return [r for r in rows if r["end"] > start - slack and r["start"] < end + slack]
+
+
+def centred_window(start: float, end: float, duration: float) -> tuple[float, float]:
+    """A window of at most ~60 s (Marlin's timeline) centred on ``[start, end]``, inside the video."""
+    length = min(WINDOW_SECONDS, duration)
+    centre = (start + end) / 2
+    lo = max(0.0, min(centre - length / 2, duration - length))
+    return round(lo, 3), round(lo + length, 3)
+
+
+class Toolbox:
+    def __init__(self, settings: Settings, library: Library, client: MarlinClient | None, *,
+                 video_ids: list[str] | None = None, marlin_budget: int | None = None,
+                 judge: Judge | None = None) -> None:
+        self.settings = settings
+        self.library = library
+        self.client = client
+        self.scope = list(video_ids) if video_ids is not None else None
+        self.marlin_budget = marlin_budget
+        self.judge = judge
+        self.marlin_calls = 0
+        self.trace: list[TraceStep] = []
+        self.verified: list[Moment] = []
+        self._infos: dict[str, VideoInfo] = {}
+        self._refs: dict[str, VideoRef] = {}
+        self._vectors: dict[str, np.ndarray] = {}
+
+    # --- bookkeeping --------------------------------------------------------------------
+
+    def note(self, step: str, detail: str, calls: int = 0, started: float | None = None) -> None:
+        seconds = round(time.monotonic() - started, 3) if started is not None else 0.0
+        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=calls, seconds=seconds))
+
+    def _done(self, step: str, detail: str, meter: _Meter) -> Cost:
+        cost = Cost(marlin_calls=meter.calls, seconds=round(time.monotonic() - meter.started, 3))
+        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls, seconds=cost.seconds))
+        return cost
+
+    def _spend(self, meter: _Meter) -> None:
+        if self.client is None:
+            raise ServerNotConfigured("this step needs Marlin, and no server is configured")
+        if self.marlin_budget is not None and self.marlin_calls >= self.marlin_budget:
+            raise BudgetExhausted(f"the budget of {self.marlin_budget} Marlin calls for this question is spent")
+        self.marlin_calls += 1
+        meter.calls += 1
+
+    async def _ref(self, video_id: str) -> VideoRef:
+        if video_id not in self._refs:
+            if self.scope is not None and video_id not in self.scope:
+                raise UnknownVideo(f"video {video_id!r} is not among the videos this question is about")
+            record = await asyncio.to_thread(self.library.get_video, video_id)
+            if record is None:
+                raise UnknownVideo(f"no video with id {video_id!r} in the library")
+            self._refs[video_id] = VideoRef(id=record.id, path=record.path, title=record.title)
+        return self._refs[video_id]
+
+    async def video_info(self, video_id: str) -> VideoInfo:
+        if video_id not in self._infos:
+            ref = await self._ref(video_id)
+            self._infos[video_id] = await asyncio.to_thread(probe_video, Path(ref.path), self.settings.cache_dir)
+        return self._infos[video_id]
+
+    async def embed_query(self, text: str) -> np.ndarray:
+        if text not in self._vectors:
+            self._vectors[text] = (await asyncio.to_thread(self.library.embedder.embed, [text]))[0]
+        return self._vectors[text]
+
+    async def _run_chunks(self, video: VideoInfo, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable],
+                          meter: _Meter):
+        """Ask about each chunk (side by side, staged like indexing does); answers and failure reasons."""
+        if self.client is None:
+            raise ServerNotConfigured("this step needs Marlin, and no server is configured")
+
+        async def metered(clip: StagedClip):
+            self._spend(meter)
+            return await ask(clip)
+
+        try:
+            answers, failures = await ChunkRunner(video, self.settings, self.client).run(chunks, metered)
+        except ChunkFailed as exc:
+            if isinstance(exc.__cause__, BudgetExhausted):
+                raise exc.__cause__ from None
+            return [], [exc.message]
+        budget = next((f for f in failures if f.code == BudgetExhausted.code), None)
+        if budget is not None and not answers:
+            raise BudgetExhausted(budget.message)
+        return answers, [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in failures]
+
+    async def _ground(self, video: VideoInfo, event: str, start: float, end: float,
+                      meter: _Meter) -> tuple[float, float] | None:
+        answers, failures = await self._run_chunks(video, [Chunk(index=0, start=start, end=end)],
+                                                   lambda clip: self.client.ground(clip, event), meter)
+        if failures:
+            raise ChunkFailed(failures[0])
+        if answers[0][1] is None:
+            return None
+        span = answers[0][1]
+        return round(start + span.start, 3), round(min(end, start + span.end), 3)
+
+    # --- the tools ----------------------------------------------------------------------
+
+    async def list_videos(self) -> VideoList:
+        """The videos this question covers: id, title, duration, and what the index holds for each."""
+        meter = _Meter()
+        records = await asyncio.to_thread(self.library.list_videos)
+        if self.scope is not None:
+            records = [r for r in records if r.id in self.scope]
+        entries = []
+        for record in records:
+            done = await asyncio.to_thread(self.library.done_chunk_ids, record.id)
+            entries.append(VideoEntry(video=VideoRef(id=record.id, path=record.path, title=record.title),
+                                      duration=record.duration, chunks_indexed=len(done), has_audio=record.has_audio,
+                                      has_transcript=bool(record.transcript_source)))
+        return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))
+
+    async def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> SearchHits:
+        """The library's best events, scene paragraphs and transcript lines for ``query`` (no Marlin call)."""
+        meter = _Meter()
+        scope = self.scope if video_ids is None else [v for v in video_ids if self.scope is None or v in self.scope]
+        hits = await asyncio.to_thread(self.library.search, query, k, scope)
+        return SearchHits(query=query, hits=hits, cost=self._done("search", f'"{query}": {len(hits)} hits', meter))
+
+    async def caption(self, video_id: str, start: float, end: float, fresh: bool = False) -> SpanCaption:
+        """What happens in ``[start, end]``: from the index when it covers the span, else (or with
+        ``fresh``) from Marlin now, one call per ~60 s."""
+        meter = _Meter()
+        ref = await self._ref(video_id)
+        if not fresh:
+            scenes = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "scene"), start, end)
+            if scenes and scenes[0]["start"] <= start + 1e-3 and scenes[-1]["end"] >= end - 1e-3:
+                events = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "event"), start, end)
+                return SpanCaption(video=ref, start=start, end=end, scenes=[r["text"] for r in scenes],
+                                   events=[Event(start=r["start"], end=r["end"], text=r["text"]) for r in events],
+                                   fresh=False,
+                                   cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)", meter))
+        video = await self.video_info(video_id)
+        answers, failures = await self._run_chunks(video, chunks_for(video, self.settings, start, end),
+                                                   self.client.caption, meter)
+        if not answers:
+            raise ChunkFailed(f"captioning {ref.title} {clock(start)}–{clock(end)} failed: {'; '.join(failures)}")
+        captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda p: p[0].start)]
+        return SpanCaption(video=ref, start=start, end=end, scenes=[c.scene for c in captions],
+                           events=[e for c in captions for e in c.events], fresh=True,
+                           cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (Marlin)", meter))
+
+    async def find(self, video_id: str, event: str, start: float | None = None, end: float | None = None) -> Grounding:
+        """Marlin's span for ``event`` in each ~60 s window of ``[start, end]`` (the whole video by
+        default). Unverified: Marlin answers even when the event never happens."""
+        find_prompt(event)
+        meter = _Meter()
+        ref = await self._ref(video_id)
+        video = await self.video_info(video_id)
+        chunks = chunks_for(video, self.settings, start, end)
+        answers, failures = await self._run_chunks(video, chunks, lambda clip: self.client.ground(clip, event), meter)
+        spans = []
+        for chunk, span in sorted(answers, key=lambda p: p[0].start):
+            if span is None:
+                failures.append(f"{clock(chunk.start)}–{clock(chunk.end)}: Marlin's answer held no time range")
+                continue
+            spans.append(GroundedSpan(start=round(chunk.start + span.start, 3),
+                                      end=round(min(chunk.end, chunk.start + span.end), 3),
+                                      window_start=chunk.start, window_end=chunk.end))
+        where = f"{ref.title} {clock(chunks[0].start)}–{clock(chunks[-1].end)}"
+        return Grounding(video=ref, event=event, spans=spans, failures=failures,
+                         cost=self._done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
+
+    async def transcript(self, video_id: str, start: float, end: float) -> TranscriptLines:
+        """What is said in ``[start, end]``, line by line with times (from the index; no Marlin call)."""
+        meter = _Meter()
+        ref = await self._ref(video_id)
+        record = await asyncio.to_thread(self.library.get_video, video_id)
+        rows = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "transcript"), start, end)
+        note = "" if record.transcript_source else ("the video has no audio" if not record.has_audio
+                                                     else "the video was indexed without a transcript")
+        return TranscriptLines(video=ref, start=start, end=end, note=note,
+                               lines=[Event(start=r["start"], end=r["end"], text=r["text"]) for r in rows],
+                               cost=self._done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
+                                               f"{len(rows)} lines", meter))
+
+    async def verify(self, video_id: str, event: str, start: float, end: float,
+                     window: tuple[float, float] | None = None) -> Verification:
+        """Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
+
+        Re-grounds on a tighter window (one Marlin call), reads the index's caption events and
+        transcript lines over the span, and, when a judge is configured, has it read a fresh
+        caption of the span (one more call).
+        """
+        meter = _Meter()
+        ref = await self._ref(video_id)
+        video = await self.video_info(video_id)
+        span = (start, end)
+        shown = window or centred_window(start, end, video.duration)
+        evidence = [Evidence(kind="grounding", text=f"Marlin placed it at {clock(start)}–{clock(end)} "
+                             f"when shown {clock(shown[0])}–{clock(shown[1])}", start=start, end=end, score=1.0)]
+        retry = tighter_window(span, shown, video.duration)
+        try:
+            again = await self._ground(video, event, *retry, meter) if retry != shown else span
+            evidence.append(regrounding_evidence(span, again, retry))
+        except BudgetExhausted:
+            raise
+        except MarlinAgentError as exc:
+            if getattr(exc, "stops_run", False):
+                raise
+            evidence.append(Evidence(kind="regrounding", text=f"re-grounding failed: {exc.message}",
+                                     start=retry[0], end=retry[1], score=0.0))
+        query = await self.embed_query(event)
+        for kind, segment_kind in (("caption_event", "event"), ("transcript", "transcript")):
+            rows = _overlapping(await asyncio.to_thread(self.library.segments, video_id, segment_kind), start, end, 1.0)
+            if rows:
+                vectors = await asyncio.to_thread(self.library.embedder.embed, [r["text"] for r in rows])
+                found = text_evidence(kind, span, rows, list(vectors @ query))
+                if found:
+                    evidence.append(found)
+        if self.judge is not None:
+            evidence.append(await self._judgement(video_id, event, span, video.duration, meter))
+        moment = Moment(video=ref, start=start, end=end, confidence=combine(evidence), evidence=evidence)
+        self.verified.append(moment)
+        threshold = self.settings.agent.threshold
+        return Verification(moment=moment, passed=moment.confidence >= threshold, threshold=threshold,
+                            cost=self._done("verify", f'"{event}" at {ref.title} {clock(start)}–{clock(end)}: '
+                                            f"confidence {moment.confidence:.2f}", meter))
+
+    async def _judgement(self, video_id: str, event: str, span: tuple[float, float], duration: float,
+                         meter: _Meter) -> Evidence:
+        lo, hi = max(0.0, span[0] - _JUDGE_PAD), min(duration, span[1] + _JUDGE_PAD)
+        described = await self.caption(video_id, lo, hi, fresh=True)
+        meter.calls += described.cost.marlin_calls
+        score, reason = await self.judge(event, described)
+        return Evidence(kind="judge", text=reason, start=lo, end=hi, score=round(min(1.0, max(0.0, score)), 3))
+
+    async def clip(self, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
+        """Cut ``[start, end]`` (with a little context) into an MP4 in ``folder``; picture and sound."""
+        meter = _Meter()
+        ref = await self._ref(video_id)
+        video = await self.video_info(video_id)
+        path = await asyncio.to_thread(cut_clip, video, start, end, folder)
+        return ClipFile(video=ref, start=start, end=end, path=str(path.resolve()),
+                        cost=self._done("clip", f"{ref.title} {clock(start)}–{clock(end)} → {path.name}", meter))
