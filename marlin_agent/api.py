@@ -22,7 +22,8 @@ from marlin_agent.domain import Answer, FindResult, VideoCaption
 _FLAGS = {
     "base_url": "server.base_url", "api_key": "server.api_key", "model": "server.model", "media": "server.media",
     "concurrency": "server.concurrency", "chunk_seconds": "media.chunk_seconds", "db": "library.db",
-    "transcribe": "library.transcribe", "threshold": "agent.threshold",
+    "transcribe": "library.transcribe", "threshold": "agent.threshold", "planner": "planner.model",
+    "planner_base_url": "planner.base_url", "planner_api_key": "planner.api_key",
 }
 
 
@@ -39,14 +40,21 @@ class VideoAgent:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(_FLAGS)})")
         self.settings = settings or load_settings({_FLAGS[k]: v for k, v in overrides.items()}, env=env)
 
-    async def aask(self, question: str, sources: str | Path | list[str | Path]) -> Answer:
+    async def aask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
+                   sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
         from marlin_agent.planners.run import ask
 
-        return await ask(question, _sources(sources), self.settings)
+        return await ask(question, _sources(sources), self.settings, clips_dir=Path(clips) if clips else None,
+                         sheet=Path(sheet) if sheet else None, planner_model=planner_model)
 
-    def ask(self, question: str, sources: str | Path | list[str | Path]) -> Answer:
-        """Verified moments for ``question`` over files, folders or URLs (indexed first if needed)."""
-        return asyncio.run(self.aask(question, sources))
+    def ask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
+            sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
+        """Verified moments for ``question`` over files, folders or URLs (indexed first if needed).
+
+        ``clips``: a folder to cut each moment into; ``sheet``: a PNG contact sheet to draw;
+        ``planner_model``: a pydantic-ai model object to plan with instead of the configured one.
+        """
+        return asyncio.run(self.aask(question, sources, clips, sheet, planner_model))
 
     async def aindex(self, sources: str | Path | list[str | Path]):
         from marlin_agent.indexer import index_inputs

@@ -245,6 +245,7 @@ def ask_command(
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
     clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
+    planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None,
     base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
@@ -255,5 +256,5 @@ def ask_command(
     _library_command(
         as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
         lambda settings, progress: ask(question, within, settings, progress, clips, sheet), {}, show_answer,
-        more={"agent.threshold": threshold},
+        more={"agent.threshold": threshold, "planner.model": planner},
     )

@@ -77,6 +77,25 @@ class AgentSettings(BaseModel):
     max_windows: int = Field(4, ge=1, le=50)
 
 
+class PlannerSettings(BaseModel):
+    """The optional planner LLM: the LLM planner's model, and the judge in verification."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("pipeline", description='"pipeline" (no LLM), a LiteLLM-style "provider/name", '
+                       'or a bare name served at base_url.')
+    base_url: str | None = None
+    api_key: SecretStr | None = None
+    max_requests: int = Field(16, ge=1)
+    max_tokens: int = Field(120_000, ge=1000)
+    max_marlin_calls: int = Field(40, ge=1)
+    request_timeout: float = Field(120.0, gt=0)
+
+    @property
+    def enabled(self) -> bool:
+        return self.model.strip().lower() not in ("", "pipeline", "none")
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -85,6 +104,7 @@ class Settings(BaseModel):
     media: MediaSettings = MediaSettings()
     library: LibrarySettings = LibrarySettings()
     agent: AgentSettings = AgentSettings()
+    planner: PlannerSettings = PlannerSettings()
 
     @property
     def db_path(self) -> str:
@@ -106,6 +126,9 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_API_KEY": ("server", "api_key"),
     "MARLIN_MODEL": ("server", "model"),
     "MARLIN_MEDIA": ("server", "media"),
+    "MARLIN_PLANNER": ("planner", "model"),
+    "MARLIN_PLANNER_BASE_URL": ("planner", "base_url"),
+    "MARLIN_PLANNER_API_KEY": ("planner", "api_key"),
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
 }

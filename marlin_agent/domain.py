@@ -126,7 +126,7 @@ class FindResult(Record):
 class Evidence(Record):
     """One signal for or against a moment, kept whether it helped or not."""
 
-    kind: str = Field(description="grounding | caption_event | transcript | regrounding")
+    kind: str = Field(description="grounding | caption_event | transcript | regrounding | judge")
     text: str
     start: float
     end: float
@@ -169,3 +169,5 @@ class Answer(Record):
     rejected: list[Moment] = Field(default=[], description="Candidates that did not pass verification, with why.")
     trace: list[TraceStep] = []
     usage: Usage = Usage()
+    incomplete: str | None = Field(None, description="Why the run stopped before it finished (a budget, a "
+                                   "failing planner); the answer then rests on the evidence gathered until then.")

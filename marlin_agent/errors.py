@@ -214,3 +214,38 @@ class ChunkFailed(MarlinAgentError):
 
     code = "chunk_failed"
     exit_code = 3
+
+
+# --- the planner LLM and budgets -------------------------------------------------------
+
+PLANNER_HINT = (
+    "The LLM planner needs a chat model: --planner provider/name (a LiteLLM-style string such as "
+    "openai/gpt-4.1-mini, with that provider's usual API key variable set), or a local "
+    "OpenAI-compatible server: MARLIN_PLANNER=<served name> and MARLIN_PLANNER_BASE_URL=http://host:port/v1. "
+    "--planner pipeline answers without any LLM."
+)
+
+
+class PlannerError(MarlinAgentError):
+    code = "planner_error"
+    exit_code = 3
+    default_hint = PLANNER_HINT
+
+
+class PlannerNotConfigured(PlannerError):
+    code = "planner_not_configured"
+    exit_code = 2
+
+
+class PlannerUnavailable(PlannerError):
+    """The planner's endpoint could not be reached or refused every request."""
+
+    code = "planner_unavailable"
+
+
+class BudgetExhausted(MarlinAgentError):
+    """A run used up its budget of Marlin calls, planner requests or tokens."""
+
+    code = "budget_exhausted"
+    exit_code = 3
+    default_hint = "Raise the budget in [planner] (max_requests, max_tokens, max_marlin_calls) or narrow the question."

@@ -93,4 +93,7 @@ def show_answer(console: Console, answer) -> None:
         for moment in answer.moments:
             if moment.clip:
                 console.print(f"clip: {moment.clip}")
-    console.print(f"[dim]{answer.usage.marlin_calls} Marlin calls · {answer.usage.seconds:.1f} s[/]")
+    if answer.incomplete:
+        console.print(f"[yellow]stopped early: {answer.incomplete}[/]")
+    tokens = f" · {answer.usage.planner_tokens} planner tokens" if answer.usage.planner_tokens else ""
+    console.print(f"[dim]{answer.usage.marlin_calls} Marlin calls{tokens} · {answer.usage.seconds:.1f} s[/]")

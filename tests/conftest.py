@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -11,6 +12,13 @@ import pytest
 from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video, standard_library
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import Settings, load_settings
+
+try:  # the suite never talks to a real planner LLM; scripted models stand in (evals/synthetic)
+    from pydantic_ai import models as _planner_models
+
+    _planner_models.ALLOW_MODEL_REQUESTS = False
+except ImportError:  # pragma: no cover - the planner extra is part of the test extra
+    pass
 
 
 @pytest.fixture(scope="session")
@@ -29,6 +37,15 @@ def make_footage(tmp_path_factory):
         return make_video(folder / f"{name}.mp4", FootageSpec(events=events, **spec))
 
     return make
+
+
+@pytest.fixture(scope="session")
+def shelf(tmp_path_factory, footage) -> Path:
+    """A folder of three videos, one over three minutes and one rotated."""
+    root = tmp_path_factory.mktemp("shelf")
+    for name in ("short_field", "long_street", "vertical_night"):
+        shutil.copy(footage[name], root / f"{name}.mp4")
+    return root
 
 
 @pytest.fixture

@@ -14,15 +14,6 @@ from marlin_agent.planners.verify import iou
 from .test_cli import document, invoke
 
 
-@pytest.fixture(scope="module")
-def shelf(tmp_path_factory, footage):
-    """Three videos, one over three minutes and one rotated."""
-    root = tmp_path_factory.mktemp("shelf")
-    for name in ("short_field", "long_street", "vertical_night"):
-        shutil.copy(footage[name], root / f"{name}.mp4")
-    return root
-
-
 def answer(question, shelf, env, **flags):
     return asyncio.run(ask(question, [str(shelf)], load_settings({"library.transcribe": False, **flags}, env=env)))
 

@@ -13,6 +13,7 @@ import argparse
 import base64
 import hashlib
 import json
+import sys
 import threading
 import time
 import urllib.parse
@@ -262,6 +263,12 @@ class _SimulatorHTTPServer(ThreadingHTTPServer):
     def __init__(self, address: tuple[str, int], state: SimulatorState) -> None:
         super().__init__(address, _Handler)
         self.state = state
+
+    def handle_error(self, request, client_address) -> None:
+        # A client that gives up on a request (a cancelled run) is normal, not a server fault.
+        if isinstance(sys.exc_info()[1], ConnectionError):
+            return
+        super().handle_error(request, client_address)
 
 
 class MarlinSimulator:

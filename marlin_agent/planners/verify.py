@@ -4,7 +4,8 @@ Signals, each kept as evidence whether it helped or not:
 - caption events overlapping the span whose text means what the query means;
 - transcript lines inside the span that say it;
 - re-grounding stability: ground again on a tighter window around the span; a real event
-  lands on the same absolute span, an invented one drifts with the window.
+  lands on the same absolute span, an invented one drifts with the window;
+- with a planner LLM configured, its judgement of a fresh Marlin caption of the span.
 They are combined as independent pieces of support (noisy-OR), so any strong signal can
 carry a moment but none alone is trusted fully. The weights and the threshold are
 settings, to be calibrated on the presence evals.
@@ -17,7 +18,7 @@ import numpy as np
 from marlin_agent.domain import Evidence
 
 # How much each signal alone can prove (the noisy-OR weights).
-WEIGHTS = {"caption_event": 0.7, "transcript": 0.6, "regrounding": 0.6}
+WEIGHTS = {"caption_event": 0.7, "transcript": 0.6, "regrounding": 0.6, "judge": 0.7}
 # Cosine similarity (MiniLM) below which text is unrelated, and where it means a match.
 _SIMILARITY_FLOOR = 0.35
 _SIMILARITY_FULL = 0.75

@@ -258,15 +258,17 @@ class Toolbox:
         evidence = [Evidence(kind="grounding", text=f"Marlin placed it at {clock(start)}–{clock(end)} "
                              f"when shown {clock(shown[0])}–{clock(shown[1])}", start=start, end=end, score=1.0)]
         retry = tighter_window(span, shown, video.duration)
+        # Out of budget, verification still reads the free signals and keeps the moment: a
+        # run cut short must not lose what it found. The next Marlin call stops the run.
+        budget_spent = False
         try:
             again = await self._ground(video, event, *retry, meter) if retry != shown else span
             evidence.append(regrounding_evidence(span, again, retry))
-        except BudgetExhausted:
-            raise
         except MarlinAgentError as exc:
             if getattr(exc, "stops_run", False):
                 raise
-            evidence.append(Evidence(kind="regrounding", text=f"re-grounding failed: {exc.message}",
+            budget_spent = isinstance(exc, BudgetExhausted)
+            evidence.append(Evidence(kind="regrounding", text=f"not re-grounded: {exc.message}",
                                      start=retry[0], end=retry[1], score=0.0))
         query = await self.embed_query(event)
         for kind, segment_kind in (("caption_event", "event"), ("transcript", "transcript")):
@@ -276,8 +278,11 @@ class Toolbox:
                 found = text_evidence(kind, span, rows, list(vectors @ query))
                 if found:
                     evidence.append(found)
-        if self.judge is not None:
-            evidence.append(await self._judgement(video_id, event, span, video.duration, meter))
+        if self.judge is not None and not budget_spent:
+            try:
+                evidence.append(await self._judgement(video_id, event, span, video.duration, meter))
+            except BudgetExhausted as exc:
+                self.note("verify", f"not judged: {exc.message}")
         moment = Moment(video=ref, start=start, end=end, confidence=combine(evidence), evidence=evidence)
         self.verified.append(moment)
         threshold = self.settings.agent.threshold

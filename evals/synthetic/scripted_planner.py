@@ -1,0 +1,127 @@
+"""A stand-in for the planner LLM: a careful planner's moves written out as rules.
+
+It is a pydantic-ai ``FunctionModel`` callback, so the real agent loop, tools, output
+validation, retries and usage limits all run; only the model's choices are scripted. It
+reads the tool returns it was given and decides the next calls the way the planner
+prompt asks: search (and list the videos), find around the best hits or across whole
+videos, verify every span, and report the moments that passed.
+
+It also answers the verification judge, from the caption text alone: an event is there
+when one line of the description names its colour and its shape together.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from pydantic_ai import ModelResponse, TextPart, ToolCallPart
+from pydantic_ai.models.function import AgentInfo, FunctionModel
+
+from evals.synthetic.palette import OBJECT_COLOURS, SHAPES
+
+_HALF_WINDOW = 30.0
+
+
+def _returns(messages) -> list[tuple[str, object]]:
+    return [(p.tool_name, p.content) for m in messages if m.kind == "request" for p in m.parts
+            if p.part_kind == "tool-return"]
+
+
+def _sent_back(messages, output_tool: str) -> bool:
+    """Whether a final answer was already returned to the model (the output validator refused it)."""
+    return any(p.tool_name == output_tool for m in messages if m.kind == "request" for p in m.parts
+               if p.part_kind in ("tool-return", "retry-prompt"))
+
+
+def _is_judge(info: AgentInfo) -> bool:
+    return any("score" in t.parameters_json_schema.get("properties", {}) for t in info.output_tools)
+
+
+def judge_says(prompt: str) -> tuple[float, str]:
+    """The scripted judge: colour and shape of the event named together on one line of the description."""
+    event = prompt.split("\n", 1)[0].removeprefix("Event:").strip().lower()
+    colours = [c for c in OBJECT_COLOURS if c in event]
+    shapes = [s for s in SHAPES if s in event]
+    for line in prompt.lower().splitlines()[1:]:
+        if colours and shapes and any(c in line for c in colours) and any(s in line for s in shapes):
+            return 0.9, f"the description says: {line.strip()}"
+    return 0.1, "the description does not mention it"
+
+
+@dataclass
+class ScriptedPlanner:
+    """``events``: the phrasings to try, in order; ``every_time``: look across whole videos.
+
+    ``first_reports``: moments to report before doing any work (to exercise the output
+    validator); ``endless``: keep calling find instead of answering (to exhaust budgets).
+    """
+
+    events: list[str]
+    every_time: bool = False
+    count: bool = False
+    first_reports: list[dict] = field(default_factory=list)
+    endless: bool = False
+    turns: int = 0
+
+    def model(self) -> FunctionModel:
+        return FunctionModel(self, model_name="scripted-planner")
+
+    def __call__(self, messages, info: AgentInfo) -> ModelResponse:
+        if _is_judge(info):
+            prompt = next(p.content for m in messages if m.kind == "request" for p in m.parts
+                          if p.part_kind == "user-prompt")
+            score, reason = judge_says(str(prompt))
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"score": score, "reason": reason})])
+        self.turns += 1
+        output = info.output_tools[0].name
+        tools = {t.name for t in info.function_tools}
+        returns = [(name, content) for name, content in _returns(messages) if name in tools]
+        names = [name for name, _ in returns]
+        if self.first_reports and not _sent_back(messages, output):
+            return ModelResponse(parts=[ToolCallPart(output, {"answer": "guessing", "moments": self.first_reports})])
+        if not returns:
+            calls = [ToolCallPart("list_videos", {})]
+            if not self.every_time:
+                calls += [ToolCallPart("search", {"query": event, "k": 8}) for event in self.events]
+            return ModelResponse(parts=[TextPart("Let me look."), *calls])
+        videos = {v.video.id: v.duration for name, r in returns if name == "list_videos" for v in r.videos}
+        last = _returns(messages[-1:])
+        if self.endless:  # find, verify what it found, find again somewhere else, ...
+            found = [(n, r) for n, r in last if n == "find"]
+            return ModelResponse(parts=self._verifies(found) if found else self._finds(returns, videos, len(names)))
+        if "find" not in names:
+            return ModelResponse(parts=self._finds(returns, videos, 0))
+        if "verify" not in names:
+            calls = self._verifies(returns)
+            if calls:
+                return ModelResponse(parts=calls)
+        passed = [r.moment for name, r in returns if name == "verify" and r.passed]
+        moments = [{"video_id": m.video.id, "start": m.start, "end": m.end} for m in passed]
+        text = (f"Found {len(passed)} moment(s)." if passed else
+                f"Not found: {', '.join(self.events)} did not pass verification anywhere.")
+        return ModelResponse(parts=[ToolCallPart(output, {"answer": text, "moments": moments,
+                                                          "count": len(passed) if self.count else None})])
+
+    @staticmethod
+    def _verifies(returns) -> list[ToolCallPart]:
+        return [ToolCallPart("verify", {"video_id": r.video.id, "event": r.event, "start": s.start, "end": s.end})
+                for name, r in returns if name == "find" for s in r.spans]
+
+    def _finds(self, returns, videos: dict[str, float], salt: int) -> list[ToolCallPart]:
+        if self.every_time:
+            return [ToolCallPart("find", {"video_id": v, "event": e}) for v in videos for e in self.events]
+        calls, seen = [], []
+        for name, result in returns:
+            if name != "search":
+                continue
+            for hit in result.hits[:3]:
+                duration = videos.get(hit.video.id, hit.end)
+                centre = (hit.start + hit.end) / 2 + (salt if self.endless else 0)
+                start = max(0.0, min(centre - _HALF_WINDOW, duration - 2 * _HALF_WINDOW))
+                window = (hit.video.id, round(start, 1), round(min(duration, start + 2 * _HALF_WINDOW), 1))
+                if window not in seen:
+                    seen.append(window)
+                    calls.append(ToolCallPart("find", {"video_id": window[0], "event": result.query,
+                                                       "start": window[1], "end": window[2]}))
+        return calls or [ToolCallPart("list_videos", {})]
+

@@ -1,0 +1,221 @@
+"""The LLM planner (``--planner MODEL``): a pydantic-ai agent that drives the same tools.
+
+It rewrites the question into events Marlin grounds well, decides where to look, iterates
+when a first pass fails, and handles what the fixed pipeline cannot ("every time",
+counts, before/after, comparisons, speech with picture). Trust does not depend on it: it
+may only report moments that went through ``verify`` and passed, which an output
+validator enforces, and the reported moments carry the toolbox's own evidence and times.
+
+A run is bounded by model requests, tokens and Marlin calls. When a bound is hit, or the
+planner's endpoint fails after work was done, the answer is built from the moments
+verified so far and says that it stopped early.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+from pydantic import BaseModel, Field
+from pydantic_ai import Agent, ModelRetry, RunContext, RunUsage, UsageLimits
+from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import Answer, Moment, Usage
+from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
+from marlin_agent.planners.conclude import decide, in_time_order, summary
+from marlin_agent.planners.verify import iou
+from marlin_agent.resources import data_path
+from marlin_agent.tools import (
+    Grounding,
+    SearchHits,
+    SpanCaption,
+    Toolbox,
+    TranscriptLines,
+    Verification,
+    VideoList,
+)
+
+# How often the final answer may be sent back (unverified or failed moments) before giving up.
+_OUTPUT_RETRIES = 3
+
+
+class ReportedMoment(BaseModel):
+    video_id: str
+    start: float = Field(description="Seconds, as verify reported them.")
+    end: float = Field(description="Seconds, as verify reported them.")
+
+
+class PlannerAnswer(BaseModel):
+    """The planner's final answer."""
+
+    answer: str = Field(description="One or two sentences answering the question, times as m:ss.")
+    moments: list[ReportedMoment] = Field(default=[], description="Only moments whose verify call passed.")
+    count: int | None = Field(None, description="For 'how many' questions: the number of distinct moments.")
+
+
+class JudgeVerdict(BaseModel):
+    """Whether a clip's description shows the event."""
+
+    score: float = Field(ge=0, le=1, description="0 = certainly not there, 1 = certainly there.")
+    reason: str = Field(description="One short sentence quoting the description.")
+
+
+@dataclass
+class PlannerDeps:
+    tools: Toolbox
+    threshold: float
+
+
+def _prompt(name: str) -> str:
+    return data_path(f"prompts/{name}.md").read_text(encoding="utf-8")
+
+
+def _describe(caption: SpanCaption) -> str:
+    lines = [f"Scene: {scene}" for scene in caption.scenes]
+    lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in caption.events]
+    return "\n".join(lines) or "(the model described nothing)"
+
+
+def build_agent(model):
+    """The planner agent with its tools; ``model`` is any pydantic-ai model (tests pass scripted ones)."""
+    agent = Agent(model, output_type=PlannerAnswer, deps_type=PlannerDeps, instructions=_prompt("planner"),
+                  retries={"tools": 2, "output": _OUTPUT_RETRIES})
+
+    async def call(work):
+        """Run a tool; mistakes the model can fix go back to it as a retry with the reason."""
+        try:
+            return await work
+        except BudgetExhausted:
+            raise
+        except MarlinAgentError as exc:
+            if getattr(exc, "stops_run", False):
+                raise
+            raise ModelRetry(f"{exc.message}. {exc.hint}".strip()) from exc
+
+    @agent.tool
+    async def list_videos(ctx: RunContext[PlannerDeps]) -> VideoList:
+        """The videos this question covers: ids, titles, durations (seconds), whether they have speech."""
+        return await call(ctx.deps.tools.list_videos())
+
+    @agent.tool
+    async def search(ctx: RunContext[PlannerDeps], query: str, k: int = 10) -> SearchHits:
+        """Search the indexed captions, scene descriptions and speech of the videos for `query`.
+        Free (no Marlin call). Hits give the video id, the span in seconds and the matched text."""
+        return await call(ctx.deps.tools.search(query, min(max(k, 1), 30)))
+
+    @agent.tool
+    async def find(ctx: RunContext[PlannerDeps], video_id: str, event: str, start: float | None = None,
+                   end: float | None = None) -> Grounding:
+        """Ask Marlin where `event` happens between `start` and `end` seconds (whole video if omitted);
+        one Marlin call per 60 s. Returns one UNVERIFIED span per window: Marlin always answers."""
+        return await call(ctx.deps.tools.find(video_id, event, start, end))
+
+    @agent.tool
+    async def verify(ctx: RunContext[PlannerDeps], video_id: str, event: str, start: float,
+                     end: float) -> Verification:
+        """Check whether `event` really happens at `start`–`end` (a span from find or search): re-grounds
+        it, reads captions and speech there. `passed` says whether it may be reported. 1–2 Marlin calls."""
+        return await call(ctx.deps.tools.verify(video_id, event, start, end))
+
+    @agent.tool
+    async def caption(ctx: RunContext[PlannerDeps], video_id: str, start: float, end: float,
+                      fresh: bool = False) -> SpanCaption:
+        """What happens between `start` and `end` seconds: scene and timed events, from the index, or
+        from Marlin now (one call per 60 s) when `fresh` is true or the index lacks it."""
+        return await call(ctx.deps.tools.caption(video_id, start, end, fresh))
+
+    @agent.tool
+    async def transcript(ctx: RunContext[PlannerDeps], video_id: str, start: float, end: float) -> TranscriptLines:
+        """What is said between `start` and `end` seconds, line by line with times. Free."""
+        return await call(ctx.deps.tools.transcript(video_id, start, end))
+
+    @agent.output_validator
+    def only_verified(ctx: RunContext[PlannerDeps], output: PlannerAnswer) -> PlannerAnswer:
+        for reported in output.moments:
+            match = _verified_match(ctx.deps.tools.verified, reported)
+            if match is None:
+                raise ModelRetry(f"{reported.video_id} {reported.start:.1f}–{reported.end:.1f} s was never verified: "
+                                 "call verify on it first, or leave it out.")
+            if match.confidence < ctx.deps.threshold:
+                raise ModelRetry(f"{reported.video_id} {reported.start:.1f}–{reported.end:.1f} s failed verification "
+                                 f"(confidence {match.confidence:.2f} < {ctx.deps.threshold:.2f}): leave it out.")
+        return output
+
+    return agent
+
+
+def _verified_match(verified: list[Moment], reported: ReportedMoment) -> Moment | None:
+    """The verified moment a reported one refers to: same video, overlapping most (IoU ≥ 0.5)."""
+    best, best_iou = None, 0.5
+    for moment in verified:
+        if moment.video.id != reported.video_id:
+            continue
+        overlap = iou((moment.start, moment.end), (reported.start, reported.end))
+        if overlap >= best_iou and (best is None or moment.confidence > best.confidence or overlap > best_iou):
+            best, best_iou = moment, overlap
+    return best
+
+
+class LLMPlanner:
+    def __init__(self, settings: Settings, tools: Toolbox, model) -> None:
+        self.settings = settings
+        self.tools = tools
+        self.model = model
+        self.usage = RunUsage()
+        self.agent = build_agent(model)
+        self._judge_agent = Agent(model, output_type=JudgeVerdict, instructions=_prompt("judge"), retries={"output": 2})
+        tools.judge = self.judge
+
+    def _limits(self, requests: int | None) -> UsageLimits:
+        return UsageLimits(request_limit=requests, total_tokens_limit=self.settings.planner.max_tokens)
+
+    async def judge(self, event: str, caption: SpanCaption) -> tuple[float, str]:
+        """The planner model's reading of a fresh caption: does it show ``event``?"""
+        prompt = f"Event: {event}\n\nDescription of the clip ({caption.start:.1f}–{caption.end:.1f} s):\n{_describe(caption)}"
+        # The judge shares the run's usage, so its tokens count against the same budget.
+        result = await self._judge_agent.run(prompt, usage=self.usage, usage_limits=self._limits(None))
+        return result.output.score, result.output.reason
+
+    async def answer(self, question: str, video_ids: list[str]) -> Answer:
+        started = time.monotonic()
+        self.tools.note("plan", f"LLM planner {getattr(self.model, 'model_name', self.model)} on "
+                        f"{len(video_ids)} video(s)")
+        output: PlannerAnswer | None = None
+        stopped = None
+        try:
+            result = await self.agent.run(question, deps=PlannerDeps(self.tools, self.settings.agent.threshold),
+                                          usage=self.usage, usage_limits=self._limits(self.settings.planner.max_requests))
+            output = result.output
+        except (UsageLimitExceeded, BudgetExhausted) as exc:
+            stopped = f"budget exhausted: {getattr(exc, 'message', None) or exc}"
+        except (ModelAPIError, UnexpectedModelBehavior) as exc:
+            if not self.tools.verified:
+                raise PlannerUnavailable(f"the planner model failed before any evidence was gathered: {exc}") from exc
+            stopped = f"the planner model failed: {exc}"
+        return self._conclude(question, output, stopped, len(video_ids), started)
+
+    def _conclude(self, question: str, output: PlannerAnswer | None, stopped: str | None, videos: int,
+                  started: float) -> Answer:
+        threshold = self.settings.agent.threshold
+        accepted, rejected = decide(self.tools.verified, threshold)
+        if output is not None:
+            chosen = [_verified_match(self.tools.verified, m) for m in output.moments]
+            chosen_ids = {id(m) for m in chosen if m is not None}
+            # The planner decides which verified moments answer the question ("before the goal"
+            # excludes some that passed); what it did not choose is reported as rejected.
+            rejected = [m for m in accepted + rejected if id(m) not in chosen_ids]
+            accepted = in_time_order(decide([m for m in chosen if m is not None], threshold)[0])
+            text = output.answer
+            if output.count is not None and str(output.count) not in text:
+                text = f"{text} (count: {output.count})"
+        else:
+            text = summary(question, accepted, rejected, videos)
+            text += (f" The planner stopped early ({stopped}); this answer rests on the "
+                     f"{len(self.tools.verified)} moment(s) verified before that.")
+        self.tools.note("planner", f"{self.usage.requests} model requests, {self.usage.total_tokens} tokens"
+                        + (f"; stopped: {stopped}" if stopped else ""))
+        return Answer(question=question, found=bool(accepted), answer=text, moments=accepted, rejected=rejected,
+                      trace=self.tools.trace, incomplete=stopped,
+                      usage=Usage(marlin_calls=self.tools.marlin_calls, planner_tokens=self.usage.total_tokens,
+                                  seconds=round(time.monotonic() - started, 3)))

@@ -1,0 +1,82 @@
+"""The planner LLM: a pydantic-ai model built from the ``[planner]`` settings.
+
+Model strings follow LiteLLM's "provider/name" style because that is what users already
+write. Anything served over the OpenAI chat-completions protocol (a local vLLM or SGLang
+Qwen, Ollama, LM Studio, a hosted gateway) goes through pydantic-ai's chat-completions
+model — never its Responses model, which those servers lack. Other providers map onto
+pydantic-ai's own "provider:name" ids; pydantic-ai-style ids are accepted as they are.
+"""
+
+from __future__ import annotations
+
+from marlin_agent.config import PlannerSettings
+from marlin_agent.errors import MissingDependency, PlannerNotConfigured
+
+# LiteLLM prefixes that mean "an OpenAI-compatible chat-completions server".
+OPENAI_COMPATIBLE = {"openai", "hosted_vllm", "vllm", "sglang", "ollama", "ollama_chat", "lm_studio",
+                     "custom_openai", "openai_compatible", "text-completion-openai"}
+# Where a local server of that kind listens when no base URL is given.
+DEFAULT_BASE_URLS = {"ollama": "http://127.0.0.1:11434/v1", "ollama_chat": "http://127.0.0.1:11434/v1",
+                     "lm_studio": "http://127.0.0.1:1234/v1"}
+# LiteLLM provider names whose pydantic-ai id differs.
+PYDANTIC_AI_PROVIDERS = {"gemini": "google-gla", "vertex_ai": "google-vertex", "together_ai": "together",
+                         "fireworks_ai": "fireworks", "azure": "azure"}
+
+
+def split_model(model: str) -> tuple[str | None, str]:
+    """("provider", "name") of a LiteLLM-style string; (None, model) for a bare served name."""
+    provider, slash, name = model.partition("/")
+    if slash and provider and name and provider.replace("_", "").replace("-", "").isalnum():
+        return provider.lower(), name
+    return None, model
+
+
+def planner_model(settings: PlannerSettings):
+    """A pydantic-ai ``Model`` for the configured planner; a clear error when there is none."""
+    if not settings.enabled:
+        raise PlannerNotConfigured("no planner LLM is configured")
+    try:
+        from openai import AsyncOpenAI, OpenAIError
+        from pydantic_ai.exceptions import UserError
+        from pydantic_ai.models import infer_model
+        from pydantic_ai.models.openai import OpenAIChatModel
+        from pydantic_ai.providers.openai import OpenAIProvider
+    except ImportError as exc:
+        raise MissingDependency("the LLM planner", "planner") from exc
+
+    model = settings.model.strip()
+    provider, name = split_model(model)
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+
+    def chat_completions(base_url: str | None) -> OpenAIChatModel:
+        # A local server accepts any key, but the OpenAI client insists on having one.
+        try:
+            client = AsyncOpenAI(base_url=base_url, api_key=key or ("not-needed" if base_url else None),
+                                 timeout=settings.request_timeout, max_retries=1)
+        except OpenAIError as exc:
+            raise PlannerNotConfigured(f"{model} needs an API key: {exc}",
+                                       hint="Set OPENAI_API_KEY or MARLIN_PLANNER_API_KEY.") from exc
+        return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
+
+    if settings.base_url:
+        if provider is not None and provider not in OPENAI_COMPATIBLE:
+            name = model  # a served name that happens to contain a slash, e.g. Qwen/Qwen3-4B
+        return chat_completions(settings.base_url)
+    if provider in DEFAULT_BASE_URLS:
+        return chat_completions(DEFAULT_BASE_URLS[provider])
+    if provider == "openai":
+        return chat_completions(None)
+    if provider in OPENAI_COMPATIBLE:
+        raise PlannerNotConfigured(f"{model} names a server of your own, but no planner base URL is set",
+                                   hint="Set MARLIN_PLANNER_BASE_URL to its API root, e.g. http://127.0.0.1:8001/v1.")
+    if provider is None and ":" not in model:
+        raise PlannerNotConfigured(f"the planner model {model!r} names no provider and no server")
+    target = model if provider is None else f"{PYDANTIC_AI_PROVIDERS.get(provider, provider)}:{name}"
+    try:
+        return infer_model(target)
+    except ImportError as exc:
+        family = target.split(":", 1)[0]
+        raise PlannerNotConfigured(f"the planner model {model} needs pydantic-ai's {family} support",
+                                   hint=f"pip install 'pydantic-ai-slim[{family}]'") from exc
+    except UserError as exc:
+        raise PlannerNotConfigured(f"cannot use the planner model {model!r}: {exc}") from exc

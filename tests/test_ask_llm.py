@@ -1,0 +1,134 @@
+"""`ask` with the LLM planner, driven by scripted planner models (no real model requests)."""
+
+import asyncio
+import shutil
+import socket
+
+import pytest
+
+from evals.synthetic.footage import SyntheticEvent
+from evals.synthetic.scripted_planner import ScriptedPlanner
+from marlin_agent.config import PlannerSettings, load_settings
+from marlin_agent.errors import PlannerNotConfigured
+from marlin_agent.planners.llm_model import planner_model
+from marlin_agent.planners.run import ask
+from marlin_agent.planners.verify import iou
+
+from .test_cli import document, invoke
+
+
+def run(question, folder, env, planner, **flags):
+    settings = load_settings({"library.transcribe": False, **flags}, env=env)
+    return asyncio.run(ask(question, [str(folder)], settings, planner_model=planner.model()))
+
+
+def test_the_llm_planner_finds_what_exists_and_verifies_it_with_a_judge(shelf, library_env):
+    cases = [("when does the white circle appear", ["white circle"], "long_street", (131, 140)),
+             ("is there a blue square?", ["blue square"], "short_field", (12.5, 20))]
+    for question, events, title, span in cases:
+        result = run(question, shelf, library_env, ScriptedPlanner(events))
+        assert result.found, result.answer
+        top = result.moments[0]
+        assert top.video.title == title and iou((top.start, top.end), span) >= 0.5
+        assert {"grounding", "regrounding", "caption_event", "judge"} <= {e.kind for e in top.evidence}
+        assert result.usage.planner_tokens > 0 and result.incomplete is None
+        assert [s.step for s in result.trace][-1] == "planner"
+
+
+def test_the_llm_planner_says_not_found_for_what_never_appears(shelf, library_env):
+    result = run("when does a green elephant appear", shelf, library_env, ScriptedPlanner(["green elephant"]))
+    assert not result.found and result.moments == []
+    assert result.rejected, "the spans Marlin proposed are reported with their evidence"
+    assert all(m.confidence < 0.6 for m in result.rejected)
+
+
+def test_every_time_an_event_happens_each_occurrence_is_a_moment(make_footage, tmp_path, library_env):
+    folder = tmp_path / "repeat"
+    folder.mkdir()
+    video = make_footage("repeat", duration=130, events=[
+        SyntheticEvent(colour="red", shape="circle", start=8.0, end=14.0),
+        SyntheticEvent(colour="blue", shape="square", start=40.0, end=47.0),
+        SyntheticEvent(colour="red", shape="circle", start=95.0, end=102.0),
+    ])
+    shutil.copy(video, folder / "repeat.mp4")
+    planner = ScriptedPlanner(["red circle"], every_time=True, count=True)
+    result = run("every time the red circle appears, and how many times", folder, library_env, planner)
+    assert result.found and len(result.moments) == 2, result.moments
+    for moment, truth in zip(result.moments, [(8, 14), (95, 102)]):
+        assert iou((moment.start, moment.end), truth) >= 0.5
+    assert "2" in result.answer
+
+
+def test_a_moment_the_planner_did_not_verify_is_sent_back_and_never_reported(shelf, library_env):
+    made_up = {"video_id": "no-such-video", "start": 1.0, "end": 2.0}
+    planner = ScriptedPlanner(["yellow triangle"], first_reports=[made_up])
+    result = run("the yellow triangle", shelf, library_env, planner)
+    assert result.found
+    assert all(m.video.id != "no-such-video" for m in result.moments)
+    assert iou((result.moments[0].start, result.moments[0].end), (15, 22)) >= 0.5
+
+
+def test_a_marlin_budget_exhausted_mid_run_keeps_the_evidence_gathered(shelf, library_env, simulator):
+    planner = ScriptedPlanner(["white circle"], endless=True)
+    result = run("the white circle", shelf, library_env, planner, **{"planner.max_marlin_calls": 5})
+    assert result.incomplete and "budget" in result.incomplete
+    assert result.moments or result.rejected, "moments verified before the budget ran out are kept"
+    assert result.usage.marlin_calls - sum(s.marlin_calls for s in result.trace if s.step == "index") <= 5
+    assert "stopped early" in result.answer
+
+
+def test_a_request_budget_exhausted_mid_run_keeps_the_evidence_gathered(shelf, library_env):
+    planner = ScriptedPlanner(["white circle"], endless=True)
+    result = run("the white circle", shelf, library_env, planner, **{"planner.max_requests": 4})
+    assert result.incomplete and "budget" in result.incomplete
+    assert result.moments or result.rejected
+
+
+def _closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_a_planner_endpoint_that_is_down_is_a_clear_error_and_the_index_is_kept(shelf, library_env, simulator,
+                                                                                monkeypatch):
+    # A real client request, to a loopback port nothing listens on: no model is reached.
+    monkeypatch.setattr("pydantic_ai.models.ALLOW_MODEL_REQUESTS", True)
+    env = {**library_env, "MARLIN_PLANNER_BASE_URL": f"http://127.0.0.1:{_closed_port()}/v1"}
+    result = invoke(["ask", "the white circle", "--in", str(shelf), "--no-transcribe", "--planner", "qwen3",
+                     "--json"], env)
+    assert result.exit_code == 3
+    error = document(result)["error"]
+    assert error["code"] == "planner_unavailable" and "MARLIN_PLANNER_BASE_URL" in error["hint"]
+    simulator.state.reset()
+    again = invoke(["index", str(shelf), "--no-transcribe", "--json"], library_env)
+    assert again.exit_code == 0 and simulator.state.calls == [], "the videos indexed before the failure are kept"
+
+
+def test_a_misconfigured_planner_is_refused_before_any_work(shelf, library_env, simulator):
+    result = invoke(["ask", "the white circle", "--in", str(shelf), "--planner", "hosted_vllm/qwen3", "--json"],
+                    library_env)
+    assert result.exit_code == 2
+    assert document(result)["error"]["code"] == "planner_not_configured"
+    assert simulator.state.calls == []
+
+
+@pytest.mark.parametrize("model, base_url, served", [
+    ("qwen3", "http://127.0.0.1:8001/v1", "qwen3"),
+    ("hosted_vllm/Qwen/Qwen3-4B", "http://127.0.0.1:8001/v1", "Qwen/Qwen3-4B"),
+    ("Qwen/Qwen3-4B", "http://127.0.0.1:8001/v1", "Qwen/Qwen3-4B"),
+    ("ollama_chat/qwen3:4b", None, "qwen3:4b"),
+    ("openai/gpt-4.1-mini", None, "gpt-4.1-mini"),
+])
+def test_litellm_style_model_strings_become_chat_completions_models(model, base_url, served):
+    from pydantic_ai.models.openai import OpenAIChatModel
+
+    built = planner_model(PlannerSettings(model=model, base_url=base_url, api_key="k"))
+    assert isinstance(built, OpenAIChatModel) and built.model_name == served
+
+
+@pytest.mark.parametrize("model", ["pipeline", "qwen3", "hosted_vllm/qwen3", "nonsense/model"])
+def test_unusable_planner_model_strings_are_explained(model):
+    with pytest.raises(PlannerNotConfigured) as caught:
+        planner_model(PlannerSettings(model=model))
+    assert caught.value.hint
