@@ -132,3 +132,17 @@ def test_unusable_planner_model_strings_are_explained(model):
     with pytest.raises(PlannerNotConfigured) as caught:
         planner_model(PlannerSettings(model=model))
     assert caught.value.hint
+
+
+@pytest.mark.parametrize("relation, expected", [("after", (70, 78)), ("before", None)])
+def test_before_and_after_questions_look_only_on_that_side_of_the_anchor(shelf, library_env, relation, expected):
+    from evals.synthetic.scripted_planner import RelativePlanner
+
+    planner = RelativePlanner(["red square"], anchor="yellow triangle", relation=relation)
+    result = run(f"when does the red square appear {relation} the yellow triangle", shelf, library_env, planner)
+    if expected is None:
+        assert not result.found and result.moments == []
+    else:
+        assert result.found and len(result.moments) == 1
+        assert result.moments[0].video.title == "long_street"
+        assert iou((result.moments[0].start, result.moments[0].end), expected) >= 0.5

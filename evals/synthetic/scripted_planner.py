@@ -125,3 +125,52 @@ class ScriptedPlanner:
                                                        "start": window[1], "end": window[2]}))
         return calls or [ToolCallPart("list_videos", {})]
 
+
+
+@dataclass
+class RelativePlanner(ScriptedPlanner):
+    """For "``events[0]`` before/after ``anchor``": locate and verify the anchor first, then look
+    for the event only in the part of that video before or after it."""
+
+    anchor: str = ""
+    relation: str = "after"
+
+    def __call__(self, messages, info: AgentInfo) -> ModelResponse:
+        if _is_judge(info):
+            return super().__call__(messages, info)
+        output = info.output_tools[0].name
+        tools = {t.name for t in info.function_tools}
+        returns = [(name, content) for name, content in _returns(messages) if name in tools]
+        target = self.events[0]
+        finds = {"anchor": [(n, r) for n, r in returns if n == "find" and r.event == self.anchor],
+                 "target": [(n, r) for n, r in returns if n == "find" and r.event == target]}
+        verified = [r for n, r in returns if n == "verify"]
+        if not returns:
+            return ModelResponse(parts=[ToolCallPart("list_videos", {}),
+                                        ToolCallPart("search", {"query": self.anchor, "k": 8})])
+        videos = {v.video.id: v.duration for name, r in returns if name == "list_videos" for v in r.videos}
+        if not finds["anchor"]:
+            return ModelResponse(parts=self._finds(returns, videos, 0))
+        anchor_spans = {(r.video.id, s.start, s.end) for _, r in finds["anchor"] for s in r.spans}
+        anchors = [r.moment for r in verified if r.passed
+                   and (r.moment.video.id, r.moment.start, r.moment.end) in anchor_spans]
+        if not verified:
+            return ModelResponse(parts=self._verifies(finds["anchor"]))
+        if not anchors:
+            return ModelResponse(parts=[ToolCallPart(output, {"answer": f"Not found: {self.anchor} was not confirmed."})])
+        anchor = max(anchors, key=lambda m: m.confidence)
+        if not finds["target"]:
+            start, end = ((anchor.end, videos[anchor.video.id]) if self.relation == "after" else (0.0, anchor.start))
+            return ModelResponse(parts=[ToolCallPart("find", {"video_id": anchor.video.id, "event": target,
+                                                              "start": start, "end": end})])
+        target_spans = {(r.video.id, s.start, s.end) for _, r in finds["target"] for s in r.spans}
+        target_checked = [r for r in verified if (r.moment.video.id, r.moment.start, r.moment.end) in target_spans]
+        if not target_checked:
+            calls = self._verifies(finds["target"])
+            if calls:
+                return ModelResponse(parts=calls)
+        passed = [r.moment for r in target_checked if r.passed]
+        moments = [{"video_id": m.video.id, "start": m.start, "end": m.end} for m in passed]
+        text = (f"{target} {self.relation} {self.anchor}: {len(passed)} moment(s)." if passed else
+                f"Not found: no {target} {self.relation} {self.anchor}.")
+        return ModelResponse(parts=[ToolCallPart(output, {"answer": text, "moments": moments})])
