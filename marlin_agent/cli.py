@@ -258,3 +258,9 @@ def ask_command(
         lambda settings, progress: ask(question, within, settings, progress, clips, sheet), {}, show_answer,
         more={"agent.threshold": threshold, "planner.model": planner},
     )
+
+
+# Registered last: the eval commands reuse the options and helpers above.
+from marlin_agent.cli_eval import eval_app  # noqa: E402
+
+app.add_typer(eval_app, name="eval")

@@ -73,7 +73,7 @@ class AgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(0.6, ge=0, le=1)
+    threshold: float = Field(0.83, ge=0, le=1)
     max_windows: int = Field(4, ge=1, le=50)
 
 

@@ -46,7 +46,8 @@ def test_things_that_never_appear_are_not_found_and_the_answer_says_what_was_che
         result = answer(question, shelf, library_env)
         assert not result.found and result.moments == [], (question, result.moments)
         assert result.answer.startswith("Not found")
-        assert result.rejected and all(m.confidence < 0.6 for m in result.rejected)
+        threshold = load_settings(env=library_env).agent.threshold
+        assert result.rejected and all(m.confidence < threshold for m in result.rejected)
 
 
 def test_a_question_over_an_indexed_folder_makes_only_grounding_calls_and_they_are_bounded(shelf, library_env, simulator):

@@ -17,7 +17,7 @@ from marlin_agent.domain import Answer, Moment, Usage, VideoRef
 from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
 from marlin_agent.library import SearchHit
 from marlin_agent.planners.conclude import decide, summary
-from marlin_agent.planners.verify import combine, text_evidence
+from marlin_agent.planners.verify import combine, text_evidence, text_similarities
 from marlin_agent.tools import Toolbox, centred_window
 
 _SEARCH_DEPTH = 20
@@ -117,10 +117,11 @@ class PipelinePlanner:
         if not lines:
             return []
         query = await self.tools.embed_query(event)
-        vectors = await asyncio.to_thread(self.tools.library.embedder.embed, [hit.text for hit in lines])
+        similarities = await asyncio.to_thread(text_similarities, self.tools.library.embedder.embed, event, query,
+                                               [hit.text for hit in lines])
         moments = []
-        for hit, similarity in zip(lines, vectors @ query):
-            found = text_evidence("transcript", (hit.start, hit.end), [hit.model_dump()], [float(similarity)])
+        for hit, similarity in zip(lines, similarities):
+            found = text_evidence("transcript", (hit.start, hit.end), [hit.model_dump()], [similarity])
             if found is not None and found.score > 0:
                 moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, confidence=combine([found]),
                                       evidence=[found]))

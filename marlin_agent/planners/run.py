@@ -70,6 +70,21 @@ async def draw_sheet(tools: Toolbox, answer: Answer, target: Path) -> Path:
     return await asyncio.to_thread(write_sheet, rows, target)
 
 
+@asynccontextmanager
+async def verifier(inputs: list[str], settings: Settings, on_progress=None):
+    """Index ``inputs`` once, then yield ``(report, verify)`` where ``verify(event, video_id)``
+    runs ``find --verify`` on one of them: for evals that ask thousands of questions."""
+    from marlin_agent.marlin.prompts import find_prompt
+
+    async with _session(inputs, settings, on_progress) as (library, client, report):
+        async def verify(event: str, video_id: str) -> Answer:
+            find_prompt(event)
+            tools = Toolbox(settings, library, client, video_ids=[video_id])
+            return await PipelinePlanner(settings, tools).verify_in_video(event, video_id, None, None)
+
+        yield report, verify
+
+
 async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
                       end: float | None = None, on_progress=None) -> Answer:
     """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""

@@ -26,7 +26,13 @@ from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
 from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
-from marlin_agent.planners.verify import combine, regrounding_evidence, text_evidence, tighter_window
+from marlin_agent.planners.verify import (
+    combine,
+    regrounding_evidence,
+    text_evidence,
+    text_similarities,
+    tighter_window,
+)
 from marlin_agent.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.tools.results import (
     ClipFile,
@@ -274,8 +280,9 @@ class Toolbox:
         for kind, segment_kind in (("caption_event", "event"), ("transcript", "transcript")):
             rows = _overlapping(await asyncio.to_thread(self.library.segments, video_id, segment_kind), start, end, 1.0)
             if rows:
-                vectors = await asyncio.to_thread(self.library.embedder.embed, [r["text"] for r in rows])
-                found = text_evidence(kind, span, rows, list(vectors @ query))
+                similarities = await asyncio.to_thread(text_similarities, self.library.embedder.embed, event, query,
+                                                       [r["text"] for r in rows])
+                found = text_evidence(kind, span, rows, similarities)
                 if found:
                     evidence.append(found)
         if self.judge is not None and not budget_spent:

@@ -1,0 +1,159 @@
+"""`marlin-agent eval ...`: the eval suites' front door (grounding, presence, search)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+from urllib.parse import urlparse
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from marlin_agent.cli import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    ConcurrencyOpt,
+    DbOpt,
+    JsonOpt,
+    MediaOpt,
+    ModelOpt,
+    _emit_json,
+    _progress_bar,
+    _run,
+    _settings,
+)
+from marlin_agent.errors import InputError
+
+eval_app = typer.Typer(help="Measure grounding, presence verification and search against any Marlin server.",
+                       no_args_is_help=True)
+
+DataOpt = Annotated[Path, typer.Option("--data", help="TimeLens-format annotations: {video_id: {duration, spans, queries}}.")]
+VideosOpt = Annotated[Optional[Path], typer.Option("--videos", help="Folder holding <video_id>.mp4 for every annotated video.")]
+LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N queries.")]
+OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Where per-query results and predictions go (a re-run resumes there).")]
+ResultsOpt = Annotated[Path, typer.Option("--results", help="The results table to update (results.md + results.json).")]
+RESULTS = Path("evals/results")
+
+
+def _about(settings) -> dict:
+    host = urlparse(settings.server.base_url or "").hostname or "no server"
+    return {"server": f"{settings.server.model} @ {host}"}
+
+
+def _videos(videos: Path | None) -> Path:
+    if videos is None:
+        raise InputError("--videos is needed to run the suite", hint="Point --videos at the folder of <video_id>.mp4 files.")
+    if not videos.is_dir():
+        raise InputError(f"{videos} is not a folder", hint="Point --videos at the folder of <video_id>.mp4 files.")
+    return videos
+
+
+def _scores_table(title: str, figures: dict) -> Table:
+    table = Table(title=title)
+    for column in figures:
+        table.add_column(column)
+    table.add_row(*(str(v) for v in figures.values()))
+    return table
+
+
+@eval_app.command("grounding")
+def grounding_command(
+    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None,
+    predictions: Annotated[Optional[Path], typer.Option("--predictions", help="Score this results file instead of running anything.")] = None,
+    mode: Annotated[str, typer.Option("--mode", help="raw: Marlin find as the product chunks it; agent: find --verify.")] = "raw",
+    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+) -> None:
+    """R1@0.3/0.5/0.7 and mIoU with TimeLens-Bench's own definitions."""
+    from marlin_agent.evaluation.grounding import run_grounding, score_predictions
+    from marlin_agent.evaluation.results import record
+    from marlin_agent.evaluation.timelens import load_annotations, load_predictions
+
+    if mode not in ("raw", "agent"):
+        raise typer.BadParameter("--mode is raw or agent")
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        items = load_annotations(data, limit)
+        if predictions is not None:
+            return score_predictions(load_predictions(predictions), items, data.stem), settings
+        folder = out or Path("eval-runs") / f"grounding-{data.stem}-{mode}"
+        with _progress_bar("grounding", not as_json) as progress:
+            report = await run_grounding(items, _videos(videos), settings, mode, folder, data.stem, progress)
+        return report, settings
+
+    report, settings = _run(as_json, work)
+    figures = report.scores.row()
+    if predictions is None:
+        record(results, f"grounding/{data.stem}/{mode}", {**figures, "queries": report.scores.queries},
+               {"kind": "grounding", **_about(settings)})
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+        return
+    console = Console()
+    console.print(_scores_table(f"{data.stem} · {report.mode} · {report.scores.queries} queries", figures))
+    if report.errors:
+        console.print(f"[yellow]{report.errors} queries failed or had no prediction (scored 0)[/]")
+    if report.per_query_path:
+        console.print(f"per query: {report.per_query_path}\npredictions: {report.predictions_path}")
+
+
+@eval_app.command("presence")
+def presence_command(
+    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, out: OutOpt = None,
+    results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+) -> None:
+    """How well verification separates real events from absent ones; the F1-best threshold."""
+    from marlin_agent.evaluation.presence import presence_cases, run_presence
+    from marlin_agent.evaluation.results import record
+    from marlin_agent.evaluation.timelens import load_annotations
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        cases = presence_cases(load_annotations(data, limit), data)
+        folder = out or Path("eval-runs") / f"presence-{data.stem}"
+        with _progress_bar("presence", not as_json) as progress:
+            return await run_presence(cases, _videos(videos), settings, folder, data.stem, progress), settings
+
+    report, settings = _run(as_json, work)
+    figures = {"precision": report.at_threshold.precision, "recall": report.at_threshold.recall,
+               "F1": report.at_threshold.f1, "threshold": report.threshold, "best threshold": report.best.threshold,
+               "best F1": report.best.f1, "cases": report.cases}
+    record(results, f"presence/{data.stem}", figures, {"kind": "presence", **_about(settings)})
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+        return
+    console = Console()
+    console.print(_scores_table(f"{data.stem}: {report.positives} present, {report.negatives} absent", figures))
+    console.print(f"Set [bold]threshold = {report.best.threshold}[/] under [agent] to maximise F1 "
+                  f"({report.best.f1:.3f}; precision {report.best.precision:.3f}, recall {report.best.recall:.3f}).")
+
+
+@eval_app.command("search")
+def search_command(
+    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+) -> None:
+    """Recall@1/5/10 of the right video and of a moment overlapping the true span."""
+    from marlin_agent.evaluation.results import record
+    from marlin_agent.evaluation.search_eval import run_search
+    from marlin_agent.evaluation.timelens import load_annotations
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        report = await run_search(load_annotations(data, limit), _videos(videos), settings, data.stem)
+        return report, settings
+
+    report, settings = _run(as_json, work)
+    figures = {**{f"video {k}": v for k, v in report.video_recall.items()},
+               **{f"moment {k}": v for k, v in report.moment_recall.items()}, "queries": report.queries}
+    record(results, f"search/{data.stem}", figures, {"kind": "search", **_about(settings)})
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+    else:
+        Console().print(_scores_table(f"{data.stem} · {report.queries} queries", figures))

@@ -1,0 +1,1 @@
+"""Eval suites that run against any Marlin server: grounding, presence, search."""

@@ -1,0 +1,168 @@
+"""``eval grounding``: Marlin find (raw) or the whole agent on TimeLens-format annotations.
+
+Raw mode asks Marlin directly, chunking long videos as the product does, and keeps the
+first-ranked candidate. Agent mode indexes each video and runs ``find --verify``; its
+prediction is the best verified moment, or, when nothing passed, the best candidate (the
+benchmark assumes every queried event exists, so an empty answer would only score 0).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from contextlib import AsyncExitStack
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from marlin_agent.config import Settings
+from marlin_agent.errors import MarlinAgentError, VideoUnreadable
+from marlin_agent.evaluation.log import QueryLog, write_json
+from marlin_agent.evaluation.metrics import NO_PREDICTION, GroundingScores, grounding_scores, temporal_iou
+from marlin_agent.evaluation.timelens import GroundingItem, find_video, first_span, split_key
+
+Mode = Literal["raw", "agent"]
+
+
+class QueryResult(BaseModel):
+    key: str
+    video_id: str
+    query: str
+    gt: tuple[float, float]
+    prediction: tuple[float, float] | None
+    iou: float
+    answer: str = ""
+    found: bool | None = None
+    confidence: float | None = None
+    marlin_calls: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class GroundingReport(BaseModel):
+    suite: str
+    mode: str
+    scores: GroundingScores
+    missing_videos: int
+    errors: int
+    marlin_calls: int
+    predictions_path: str | None = None
+    per_query_path: str | None = None
+
+
+async def _predict_raw(item: GroundingItem, path: Path, settings: Settings, client) -> QueryResult:
+    from marlin_agent.scan import find_in_video
+
+    result = await find_in_video(item.query, path, settings, client)
+    best = result.candidates[0] if result.candidates else None
+    prediction = (best.start, best.end) if best else None
+    return _result(item, path, prediction, answer=best.raw if best else "", marlin_calls=len(result.candidates)
+                   + len(result.failures))
+
+
+async def _predict_agent(item: GroundingItem, path: Path, verify, library_id: str) -> QueryResult:
+    answer = await verify(item.query, library_id)
+    best = (answer.moments or answer.rejected or [None])[0]
+    prediction = (best.start, best.end) if best else None
+    return _result(item, path, prediction, answer=answer.answer, found=answer.found,
+                   confidence=best.confidence if best else 0.0, marlin_calls=answer.usage.marlin_calls)
+
+
+def _result(item: GroundingItem, path: Path | None, prediction, **fields) -> QueryResult:
+    return QueryResult(key=item.key(path.name if path else None), video_id=item.video_id, query=item.query,
+                       gt=item.span, prediction=prediction,
+                       iou=round(temporal_iou(item.span, prediction or NO_PREDICTION), 4), **fields)
+
+
+def predictions_document(rows: list[QueryResult]) -> dict[str, dict]:
+    """The benchmark's results format."""
+    return {r.key: {"timestamps": [list(r.prediction)] if r.prediction else [], "answers": r.answer} for r in rows}
+
+
+async def run_grounding(items: list[GroundingItem], videos: Path, settings: Settings, mode: Mode, out: Path,
+                        suite: str, on_progress: Callable[[int, int], None] | None = None) -> GroundingReport:
+    """Predict every query (resuming from ``out/per_query.jsonl``) and score the lot."""
+    from marlin_agent.marlin.client import MarlinClient
+    from marlin_agent.planners.run import verifier
+
+    log = QueryLog(out / "per_query.jsonl", QueryResult)
+    done = {(r.video_id, r.query, tuple(r.gt)): r for r in log.done().values()}
+    todo = [item for item in items if item.match not in done]
+    finished = len(items) - len(todo)
+    if on_progress:
+        on_progress(finished, len(items))
+    # Agent mode verifies inside one library, indexed once up front; raw mode only needs Marlin.
+    gate = asyncio.Semaphore(settings.server.concurrency if mode == "raw" else 1)
+    paths = {v: find_video(videos, v) for v in dict.fromkeys(i.video_id for i in todo)}
+
+    async with AsyncExitStack() as stack:
+        if mode == "raw":
+            client = await stack.enter_async_context(MarlinClient(settings.server))
+        elif todo:
+            needed = sorted({str(p) for p in paths.values() if p is not None})
+            report, verify = await stack.enter_async_context(verifier(needed, settings))
+            ids = {str(Path(v.path).resolve()): v.id for v in report.videos}
+
+        async def predict(item: GroundingItem, path: Path) -> QueryResult:
+            if mode == "raw":
+                return await _predict_raw(item, path, settings, client)
+            library_id = ids.get(str(path.resolve()))
+            if library_id is None:
+                raise VideoUnreadable(f"{path} could not be indexed")
+            return await _predict_agent(item, path, verify, library_id)
+
+        async def one(item: GroundingItem) -> None:
+            nonlocal finished
+            async with gate:
+                started = time.monotonic()
+                path = paths[item.video_id]
+                if path is None:
+                    row = _result(item, None, None, error=f"video {item.video_id} not found in {videos}")
+                else:
+                    try:
+                        row = await predict(item, path)
+                    except MarlinAgentError as exc:
+                        if getattr(exc, "stops_run", False):
+                            raise
+                        row = _result(item, path, None, error=f"{exc.code}: {exc.message}")
+                row = row.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
+                log.add(row)
+                done[item.match] = row
+                finished += 1
+                if on_progress:
+                    on_progress(finished, len(items))
+
+        await asyncio.gather(*(one(item) for item in todo))
+    rows = [done[item.match] for item in items]
+    return write_grounding(rows, out, suite, mode)
+
+
+def write_grounding(rows: list[QueryResult], out: Path, suite: str, mode: str) -> GroundingReport:
+    predictions = out / "predictions.json"
+    write_json(predictions, predictions_document(rows))
+    return GroundingReport(suite=suite, mode=mode, scores=grounding_scores([r.iou for r in rows]),
+                           missing_videos=sum(1 for r in rows if r.error and "not found in" in r.error),
+                           errors=sum(1 for r in rows if r.error), marlin_calls=sum(r.marlin_calls for r in rows),
+                           predictions_path=str(predictions), per_query_path=str(out / "per_query.jsonl"))
+
+
+def score_predictions(predictions: dict[str, dict], items: list[GroundingItem] | None, suite: str) -> GroundingReport:
+    """Score an existing results file. With annotations, every annotated query counts (a
+    missing prediction scores 0); without, every entry of the file counts, as the
+    benchmark's scorer does."""
+    by_match: dict[tuple, tuple[str, dict]] = {}
+    for key, prediction in predictions.items():
+        video_id, query, gt = split_key(key)
+        by_match[(video_id, query, gt)] = (key, prediction)
+    rows: list[QueryResult] = []
+    targets = [(i.video_id, i.query, i.span) for i in items] if items is not None else list(by_match)
+    for video_id, query, gt in targets:
+        key, prediction = by_match.get((video_id, query, gt), (f"{video_id}>>>{query}>>>{list(gt)}", None))
+        span = first_span(prediction) if prediction is not None else None
+        rows.append(QueryResult(key=key, video_id=video_id, query=query, gt=gt, prediction=span,
+                                iou=round(temporal_iou(gt, span or NO_PREDICTION), 4),
+                                error=None if prediction is not None else "no prediction"))
+    return GroundingReport(suite=suite, mode="predictions", scores=grounding_scores([r.iou for r in rows]),
+                           missing_videos=0, errors=sum(1 for r in rows if r.error), marlin_calls=0)

@@ -1,0 +1,125 @@
+"""Eval suites: TimeLens-Bench's own metric definitions, and the suites run end to end."""
+
+import json
+from pathlib import Path
+
+import pytest
+
+from evals.synthetic.suites import grounding_suite
+from marlin_agent.config import load_settings
+from marlin_agent.evaluation.metrics import best_threshold, grounding_scores, presence_curve, temporal_iou
+from marlin_agent.evaluation.timelens import load_annotations, spans_in_text, split_key
+
+from .test_cli import document, invoke
+
+
+@pytest.mark.parametrize("a, b, expected", [
+    ((0, 10), (0, 10), 1.0),            # identical
+    ((0, 10), (20, 30), 0.0),           # no overlap
+    ((0, 10), (10, 20), 0.0),           # touching
+    ((0, 10), (5, 15), 5 / 15),         # half each
+    ((2, 4), (0, 10), 0.2),             # contained
+    ((5, 5), (5, 5), 1.0),              # two equal instants
+    ((5, 5), (6, 6), 0.0),              # two different instants
+    ((5, 5), (0, 10), 0.0),             # an instant inside a span has no length to share
+    ((-100, -100), (3, 7), 0.0),        # the scorer's stand-in for "no prediction"
+])
+def test_temporal_iou_follows_the_benchmark_definition(a, b, expected):
+    assert temporal_iou(a, b) == pytest.approx(expected)
+    assert temporal_iou(b, a) == pytest.approx(expected)
+
+
+def test_recall_at_thresholds_and_miou_are_percentages_over_all_queries():
+    scores = grounding_scores([1.0, 0.5, 0.29, 0.7, 0.0])
+    assert (scores.r1_at_0_3, scores.r1_at_0_5, scores.r1_at_0_7) == (60.0, 60.0, 40.0)
+    assert scores.miou == pytest.approx(49.8)
+    assert grounding_scores([]).queries == 0
+
+
+@pytest.mark.parametrize("text, span", [("From 2.5 to 7.0.", (2.5, 7.0)), ("at 0:12 - 0:20", (12.0, 20.0)),
+                                        ("between 3 and 9 seconds", (3.0, 9.0)), ("3.5 - 8 seconds", (3.5, 8.0))])
+def test_time_pairs_are_read_from_free_text_answers(text, span):
+    assert spans_in_text(text)[0] == span
+
+
+def test_results_keys_name_the_video_file_and_the_ground_truth_as_written(tmp_path):
+    data = tmp_path / "ann.json"
+    data.write_text(json.dumps({"abc": {"duration": 30, "spans": [[1, 4.5]], "queries": ["a person sits"]}}))
+    item = load_annotations(data)[0]
+    assert item.key() == "abc.mp4>>>a person sits>>>[1, 4.5]"
+    assert split_key(item.key()) == split_key("abc>>>a person sits>>>[1, 4.5]") == ("abc", "a person sits", (1.0, 4.5))
+
+
+def test_the_best_threshold_is_the_middle_of_the_widest_f1_plateau():
+    confidences = [0.9, 0.88, 0.86, 0.5, 0.6, 0.62]
+    present = [True, True, True, False, False, False]
+    best = best_threshold(presence_curve(confidences, present))
+    assert best.f1 == 1.0 and 0.73 <= best.threshold <= 0.75
+
+
+@pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),
+                                          ('{"v": {"duration": 3, "spans": [[0, 1]], "queries": []}}', "bad_annotations")])
+def test_unusable_annotation_files_are_refused_with_the_reason(tmp_path, env, content, code):
+    data = tmp_path / "ann.json"
+    data.write_text(content)
+    result = invoke(["eval", "grounding", "--data", str(data), "--videos", str(tmp_path), "--results",
+                     str(tmp_path / "results"), "--json"], env)
+    assert result.exit_code == 2 and document(result)["error"]["code"] == code
+
+
+@pytest.fixture(scope="module")
+def suite(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("suite")
+    return grounding_suite(folder, videos=6), folder / "videos"
+
+
+def _eval(kind, suite, env, tmp_path, *more):
+    data, videos = suite
+    return invoke(["eval", kind, "--data", str(data), "--videos", str(videos), "--results", str(tmp_path / "results"),
+                   "--json", *more], env)
+
+
+def test_eval_grounding_runs_end_to_end_and_its_predictions_score_the_same_without_a_server(suite, library_env,
+                                                                                           tmp_path, simulator):
+    scores = {}
+    for mode in ("raw", "agent"):
+        result = _eval("grounding", suite, library_env, tmp_path, "--mode", mode, "--out", str(tmp_path / mode))
+        assert result.exit_code == 0, result.stdout + result.stderr
+        report = document(result)
+        scores[mode] = report["scores"]
+        assert {"r1_at_0_3", "r1_at_0_5", "r1_at_0_7", "miou"} <= set(report["scores"])
+        rescored = invoke(["eval", "grounding", "--data", str(suite[0]), "--predictions", report["predictions_path"],
+                           "--json"], {"MARLIN_HOME": str(tmp_path / "elsewhere"), "MARLIN_BASE_URL": ""})
+        assert rescored.exit_code == 0 and document(rescored)["scores"] == report["scores"]
+    # Regression floors: where the pipeline stands today on this suite (evals/results has the 30-video figures).
+    assert scores["raw"]["r1_at_0_5"] >= 80 and scores["agent"]["r1_at_0_5"] >= 95
+    table = json.loads((tmp_path / "results" / "results.json").read_text())
+    assert set(table) == {"grounding/synthetic-timelens/raw", "grounding/synthetic-timelens/agent"}
+    assert "| grounding/synthetic-timelens/raw |" in (tmp_path / "results" / "results.md").read_text()
+
+    simulator.state.reset()
+    again = _eval("grounding", suite, library_env, tmp_path, "--mode", "raw", "--out", str(tmp_path / "raw"))
+    assert document(again)["scores"] == scores["raw"] and simulator.state.calls == [], "a finished run resumes"
+
+
+def test_eval_presence_reports_precision_recall_f1_and_the_threshold_to_use(suite, library_env, tmp_path):
+    result = _eval("presence", suite, library_env, tmp_path, "--out", str(tmp_path / "presence"))
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = document(result)
+    assert report["negatives"] >= report["positives"] > 0
+    assert {"precision", "recall", "f1", "threshold"} == set(report["at_threshold"])
+    assert report["best"]["f1"] >= 0.9 and report["at_threshold"]["f1"] >= 0.9
+
+
+def test_the_default_threshold_is_the_one_the_recorded_presence_eval_chose(tmp_path):
+    table = json.loads((Path(__file__).parents[1] / "evals" / "results" / "results.json").read_text())
+    recorded = table["presence/synthetic-timelens"]["figures"]["best threshold"]
+    assert load_settings(env={"MARLIN_HOME": str(tmp_path)}).agent.threshold == recorded
+
+
+def test_eval_search_reports_recall_of_videos_and_moments(suite, library_env, tmp_path):
+    result = _eval("search", suite, library_env, tmp_path)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = document(result)
+    assert set(report["video_recall"]) == set(report["moment_recall"]) == {"R@1", "R@5", "R@10"}
+    assert report["video_recall"]["R@10"] == 100.0
