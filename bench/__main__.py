@@ -31,9 +31,9 @@ def main(names: list[str]) -> None:
         figures = BENCHES[name]()
         previous[name] = {"figures": figures, "ran_at": time.strftime("%Y-%m-%d %H:%M"),
                           "wall_seconds": round(time.perf_counter() - started, 1)}
-        print(json.dumps(figures, indent=1))
     RAW.write_text(json.dumps(previous, indent=1) + "\n")
     RESULTS.write_text(render(previous))
+    print(RESULTS.read_text())
     print(f"wrote {RESULTS}", file=sys.stderr)
 
 

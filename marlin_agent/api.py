@@ -12,7 +12,7 @@ coroutine twin for code that already runs an event loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -55,6 +55,31 @@ class VideoAgent:
         ``planner_model``: a pydantic-ai model object to plan with instead of the configured one.
         """
         return asyncio.run(self.aask(question, sources, clips, sheet, planner_model))
+
+    def extract(self, schema, sources: str | Path | list[str | Path], output: str | Path, per: str = "video",
+                instructions: str | None = None, model: Any = None, retry_failed: bool = False) -> Iterator[Any]:
+        """Rows matching ``schema`` (a pydantic model class, a JSON Schema dict or file, or "marlin"),
+        written to ``output`` as they land and yielded as validated objects: instances of the model
+        class when one was given, dicts otherwise. Rows that fail validation are written, not yielded.
+        ``model`` is a pydantic-ai model to fill with instead of the configured planner."""
+        from marlin_agent.extraction.job import rows_of
+        from marlin_agent.extraction.schema import load_schema
+
+        loaded = load_schema(schema)
+        rows = rows_of(loaded, _sources(sources), self.settings, Path(output), per=per, model=model,
+                       instructions=instructions, retry_failed=retry_failed)
+        loop = asyncio.new_event_loop()
+        try:
+            while True:
+                try:
+                    row = loop.run_until_complete(rows.__anext__())
+                except StopAsyncIteration:
+                    return
+                if row.valid:
+                    yield loaded.model.model_validate(row.data) if loaded.model else row.data
+        finally:
+            loop.run_until_complete(rows.aclose())
+            loop.close()
 
     async def aindex(self, sources: str | Path | list[str | Path]):
         from marlin_agent.indexer import index_inputs

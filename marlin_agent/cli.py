@@ -260,6 +260,37 @@ def ask_command(
     )
 
 
+@app.command("extract")
+def extract_command(
+    schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
+    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
+    per: Annotated[str, typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
+    planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
+    instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
+    from marlin_agent.extraction.job import extract
+    from marlin_agent.extraction.schema import load_schema
+    from marlin_agent.render import show_extract
+
+    if per not in ("video", "chunk"):
+        raise typer.BadParameter("--per is video or chunk")
+
+    async def run(settings, progress):
+        loaded = load_schema(schema)
+        target = output or Path(f"{loaded.name}.jsonl")
+        return await extract(loaded, within, settings, target, per=per, instructions=instructions,
+                             retry_failed=retry_failed, on_progress=progress)
+
+    _library_command(as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe, run,
+                     {}, show_extract, more={"planner.model": planner})
+
+
 # Registered last: the eval commands reuse the options and helpers above.
 from marlin_agent.cli_eval import eval_app  # noqa: E402
 

@@ -97,3 +97,12 @@ def show_answer(console: Console, answer) -> None:
         console.print(f"[yellow]stopped early: {answer.incomplete}[/]")
     tokens = f" · {answer.usage.planner_tokens} planner tokens" if answer.usage.planner_tokens else ""
     console.print(f"[dim]{answer.usage.marlin_calls} Marlin calls{tokens} · {answer.usage.seconds:.1f} s[/]")
+
+
+def show_extract(console: Console, summary) -> None:
+    style = "bold green" if not summary.rows_failed else "bold yellow"
+    console.print(f"[{style}]{summary.rows_ok} rows ok, {summary.rows_failed} failed validation, "
+                  f"{summary.rows_skipped} already done[/] → {summary.output}")
+    console.print(f"[dim]{summary.tokens} LLM tokens · {summary.marlin_calls} Marlin calls · {summary.seconds:.1f} s[/]")
+    if summary.rows_failed:
+        console.print("[dim]Failed rows are in the file with their error; --retry-failed fills them again.[/]")

@@ -1,0 +1,1 @@
+"""Structured extraction: footage in, rows matching the user's JSON Schema out."""
