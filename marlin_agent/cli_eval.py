@@ -157,3 +157,37 @@ def search_command(
         _emit_json(report.model_dump(mode="json"))
     else:
         Console().print(_scores_table(f"{data.stem} · {report.queries} queries", figures))
+
+
+@eval_app.command("extract")
+def extract_command(
+    schema: Annotated[str, typer.Option("--schema", help='The JSON Schema rows are filled with (or "marlin").')],
+    labels: Annotated[Path, typer.Option("--labels", help='Labelled rows, JSON lines: {"video_id", "data", ["start", "end"]}.')],
+    videos: VideosOpt = None, per: Annotated[str, typer.Option("--per", help="video or chunk, as the labels are.")] = "video",
+    planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema.")] = None,
+    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+) -> None:
+    """Schema-valid rate and field accuracy of extraction against labelled rows."""
+    from marlin_agent.evaluation.extraction import load_labels, run_extract_eval
+    from marlin_agent.evaluation.results import record
+    from marlin_agent.extraction.schema import load_schema
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, None,
+                             **{"library.db": db, "planner.model": planner})
+        loaded = load_schema(schema)
+        folder = out or Path("eval-runs") / f"extract-{labels.stem}"
+        report = await run_extract_eval(loaded, load_labels(labels), _videos(videos), settings, folder, labels.stem,
+                                        per=per)
+        return report, settings
+
+    report, settings = _run(as_json, work)
+    figures = {"valid rate": report.valid_rate, "field accuracy": report.field_accuracy, "rows": report.rows}
+    record(results, f"extract/{report.suite}", figures, {"kind": "extract", **_about(settings)})
+    if as_json:
+        _emit_json(report.model_dump(mode="json"))
+    else:
+        Console().print(_scores_table(f"{report.suite} · {report.labelled} labelled rows",
+                                      {**figures, **report.per_field}))

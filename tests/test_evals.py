@@ -123,3 +123,25 @@ def test_eval_search_reports_recall_of_videos_and_moments(suite, library_env, tm
     report = document(result)
     assert set(report["video_recall"]) == set(report["moment_recall"]) == {"R@1", "R@5", "R@10"}
     assert report["video_recall"]["R@10"] == 100.0
+
+
+def test_eval_extract_scores_valid_rate_and_field_accuracy_against_labels(suite, library_env, tmp_path):
+    import asyncio
+
+    from evals.synthetic.scripted_extractor import ScriptedExtractor
+    from evals.synthetic.suites import extraction_labels
+    from marlin_agent.evaluation.extraction import agreement, load_labels, run_extract_eval
+    from marlin_agent.extraction.schema import load_schema
+
+    assert agreement([{"a": 1.0}, {"a": 5.0}], [{"a": 1.4}, {"a": 9.0}, {"a": 5.2}]) == pytest.approx(2 / 3)
+    assert agreement("Field", "field") == 1.0 and agreement(3.0, 4.5) == 0.0 and agreement([], []) == 1.0
+    data, videos = suite
+    labels = load_labels(extraction_labels(data))
+    schema = load_schema(Path(__file__).parents[1] / "evals" / "synthetic" / "schemas" / "objects.json")
+    settings = load_settings({"library.transcribe": False}, env=library_env)
+    good = asyncio.run(run_extract_eval(schema, labels, videos, settings, tmp_path / "good", "s",
+                                        model=ScriptedExtractor().model()))
+    assert good.valid_rate == 1.0 and good.field_accuracy >= 0.9 and set(good.per_field) == {"objects", "speech"}
+    bad = asyncio.run(run_extract_eval(schema, labels, videos, settings, tmp_path / "bad", "s",
+                                       model=ScriptedExtractor(always_invalid=True).model()))
+    assert bad.valid_rate == 0.0 and bad.field_accuracy == 0.0

@@ -72,3 +72,19 @@ def grounding_suite(folder: Path, videos: int = 6, seed: int = 7, name: str = "s
     target = folder / f"{name}.json"
     target.write_text(json.dumps(annotations, indent=1))
     return target
+
+
+def extraction_labels(annotations: Path) -> Path:
+    """Labelled rows for the ``objects`` schema (evals/synthetic/schemas/objects.json), one per
+    video, from the suite's own truth files."""
+    from evals.synthetic.footage import load_truth
+
+    lines = []
+    for video_id in json.loads(annotations.read_text()):
+        truth = load_truth(annotations.parent / "videos" / f"{video_id}.mp4")
+        objects = [{"colour": e.colour, "shape": e.shape, "motion": e.motion, "start": e.start, "end": e.end}
+                   for e in truth.events]
+        lines.append(json.dumps({"video_id": video_id, "data": {"objects": objects, "speech": False}}))
+    target = annotations.with_name(annotations.stem + "-objects.jsonl")
+    target.write_text("\n".join(lines) + "\n")
+    return target
