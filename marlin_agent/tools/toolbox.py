@@ -19,7 +19,7 @@ import numpy as np
 
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
-from marlin_agent.domain import Caption, Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
+from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
 from marlin_agent.library import Library
 from marlin_agent.marlin.client import MarlinClient
