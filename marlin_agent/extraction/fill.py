@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry, RunUsage, StructuredDict
+from pydantic_ai import Agent, ModelRetry, RunUsage, StructuredDict, UsageLimits
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 
 from marlin_agent.errors import PlannerUnavailable
@@ -51,8 +51,6 @@ class RowFiller:
             return data
 
     async def fill(self, unit: Unit, max_tokens: int) -> Filled:
-        from pydantic_ai import UsageLimits
-
         usage = RunUsage()
         self._errors = []
         try:

@@ -108,8 +108,6 @@ class Toolbox:
         return cost
 
     def _spend(self, meter: _Meter) -> None:
-        if self.client is None:
-            raise ServerNotConfigured("this step needs Marlin, and no server is configured")
         if self.marlin_budget is not None and self.marlin_calls >= self.marlin_budget:
             raise BudgetExhausted(f"the budget of {self.marlin_budget} Marlin calls for this question is spent")
         self.marlin_calls += 1
