@@ -291,6 +291,28 @@ def extract_command(
                      {}, show_extract, more={"planner.model": planner})
 
 
+@app.command("mcp")
+def mcp_command(
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
+    db: DbOpt = None,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Serve the tools (ask, search, find, caption, index, extract, list_videos) over MCP on stdio."""
+    try:
+        from marlin_agent.mcp_server import serve_stdio
+    except ImportError as exc:
+        stderr.print(f"[bold red]error:[/] the MCP server needs the mcp extra ({exc.name} is missing)")
+        stderr.print("[dim]hint:[/] pip install 'marlin-agent[mcp]'")
+        raise typer.Exit(2) from None
+    try:
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds, **{"library.db": db})
+    except MarlinAgentError as exc:
+        stderr.print(f"[bold red]error:[/] {exc.message}")
+        raise typer.Exit(exc.exit_code) from None
+    serve_stdio(settings, [str(r) for r in roots] if roots else None)
+
+
 # Registered last: the eval commands reuse the options and helpers above.
 from marlin_agent.cli_eval import eval_app  # noqa: E402
 

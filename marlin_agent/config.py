@@ -96,6 +96,44 @@ class PlannerSettings(BaseModel):
         return self.model.strip().lower() not in ("", "pipeline", "none")
 
 
+def _split_paths(value: Any) -> Any:
+    """An environment variable holds a list as os.pathsep-separated text."""
+    if isinstance(value, str):
+        return [part for part in value.split(os.pathsep) if part.strip()]
+    return value
+
+
+class McpSettings(BaseModel):
+    """The MCP server: what it may touch and how long one call may take."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    roots: list[str] = Field(default_factory=list, description="Folders tools may read and write; "
+                             "empty means the folder the server was started in.")
+    allow_urls: bool = True
+    call_seconds: float = Field(240.0, gt=0)
+
+    _split = field_validator("roots", mode="before")(_split_paths)
+
+
+EngineName = Literal["vllm", "sglang", "mlx", "cpu"]
+
+
+class EngineSettings(BaseModel):
+    """Local engines that marlin-agent installs and runs itself under $MARLIN_HOME/engines."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    default: EngineName | None = None
+    auto_start: bool = True
+    host: str = "127.0.0.1"
+    port: int = Field(8000, ge=1, le=65535)
+    start_timeout: float = Field(1800.0, gt=0)
+    max_model_len: int = Field(65536, ge=4096)
+    extra_args: list[str] = Field(default_factory=list)
+    requirements: dict[str, list[str]] = Field(default_factory=dict)
+
+
 class Settings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
@@ -105,6 +143,8 @@ class Settings(BaseModel):
     library: LibrarySettings = LibrarySettings()
     agent: AgentSettings = AgentSettings()
     planner: PlannerSettings = PlannerSettings()
+    mcp: McpSettings = McpSettings()
+    engine: EngineSettings = EngineSettings()
 
     @property
     def db_path(self) -> str:
@@ -131,6 +171,8 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_PLANNER_API_KEY": ("planner", "api_key"),
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
+    "MARLIN_MCP_ROOTS": ("mcp", "roots"),
+    "MARLIN_ENGINE": ("engine", "default"),
 }
 
 

@@ -95,6 +95,13 @@ class NoVideosFound(InputError):
     default_hint = "Pass video files, folders that contain videos (searched recursively), or URLs."
 
 
+class PathNotAllowed(InputError):
+    """A path outside the folders this front door was allowed to touch (the MCP server's roots)."""
+
+    code = "path_not_allowed"
+    default_hint = "Use a path inside the allowed roots, or restart the server with --root for that folder."
+
+
 class MissingDependency(MarlinAgentError):
     """An optional extra is not installed."""
 

@@ -1,0 +1,258 @@
+"""`marlin-agent mcp`: the agent's tools over the Model Context Protocol (stdio).
+
+A thin front door like the CLI: each tool checks its paths against the allowed roots,
+calls the same library function the CLI calls, and returns the same pydantic document
+(sent as structured content). Calls are bounded in time; indexing and extraction run as
+jobs the client polls. The stdio transport points fd 1 at stderr while it serves, so a
+stray print from any library cannot corrupt the protocol.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable
+from pathlib import Path
+from typing import Any, Literal, TypeVar
+
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import BaseModel, Field
+
+from marlin_agent import __version__
+from marlin_agent.config import Settings
+from marlin_agent.domain import Answer, FindResult, VideoCaption
+from marlin_agent.errors import MarlinAgentError
+from marlin_agent.library import VideoRecord
+from marlin_agent.mcp_server.jobs import Job, Jobs
+from marlin_agent.mcp_server.roots import PathGuard
+from marlin_agent.search import SearchResult
+
+T = TypeVar("T")
+
+INSTRUCTIONS = """\
+Video research over local footage and URLs with Marlin-2B. `ask` answers a question with
+verified moments (video, start, end in seconds, confidence, evidence) or found=false: trust
+found=false, Marlin proposes a span for anything so only verified moments are reported.
+`search` ranks indexed moments by words and meaning; `find` and `caption` give Marlin's raw
+output for one video. Unindexed footage is indexed first; for big folders call `index`
+and poll `job_status` until state is done. Paths must lie inside the server's roots."""
+
+
+class VideoList(BaseModel):
+    videos: list[VideoRecord]
+    roots: list[str] = Field(description="The folders this server may read.")
+
+
+def _tool_error(exc: MarlinAgentError) -> ToolError:
+    hint = f" Hint: {exc.hint}" if exc.hint else ""
+    return ToolError(f"{exc.code}: {exc.message}.{hint}")
+
+
+class Reporter:
+    """Turns the indexer's progress callbacks (any thread) into MCP progress notifications."""
+
+    def __init__(self, ctx: Context | None, job: Job | None = None) -> None:
+        # ``ctx`` is the call currently waiting (None between calls); ``job`` records progress for polling.
+        self.ctx, self.job = ctx, job
+        self.loop = asyncio.get_running_loop()
+        self._pending: set[asyncio.Task] = set()
+
+    def __call__(self, event) -> None:
+        message = f"{event.video}: chunk {event.video_done}/{event.video_total}"
+        if self.job is not None:
+            self.job.done, self.job.total, self.job.message = event.overall_done, event.overall_total, message
+        if self.ctx is not None:
+            self.loop.call_soon_threadsafe(self._send, event.overall_done, event.overall_total, message)
+
+    def _send(self, done: int, total: int, message: str) -> None:
+        if self.ctx is None:
+            return
+        task = self.loop.create_task(self.ctx.report_progress(done, total, message))
+        self._pending.add(task)
+        task.add_done_callback(self._pending.discard)
+
+
+class MarlinTools:
+    """The state behind the tools: settings, the path guard, running jobs."""
+
+    def __init__(self, settings: Settings, guard: PathGuard) -> None:
+        self.settings, self.guard, self.jobs = settings, guard, Jobs()
+        self._reporters: dict[str, Reporter] = {}
+
+    def start(self, kind: str, run) -> Job:
+        """Start ``run(reporter)`` as a job; its progress reaches whichever call is waiting on it."""
+        reporter = Reporter(None)
+        job = self.jobs.start(kind, lambda job: run(reporter))
+        reporter.job = self.jobs.get(job.id)
+        self._reporters[job.id] = reporter
+        return job
+
+    async def wait(self, job_id: str, seconds: float, ctx: Context | None) -> Job:
+        """Wait for a job (within the call bound), sending its progress to this call meanwhile."""
+        reporter = self._reporters[job_id]
+        reporter.ctx = ctx
+        try:
+            return await self.jobs.wait(job_id, max(0.0, min(seconds, self.settings.mcp.call_seconds)))
+        finally:
+            reporter.ctx = None
+
+    def with_overrides(self, **values: Any) -> Settings:
+        data = self.settings.model_dump()
+        for dotted, value in values.items():
+            if value is not None:
+                section, key = dotted.split(".")
+                data[section][key] = value
+        return Settings.model_validate(data)
+
+    async def bounded(self, work: Awaitable[T], what: str, sources: list[str] | None = None) -> T:
+        """Run one call within ``[mcp] call_seconds``; errors become tool errors the client can read."""
+        seconds = self.settings.mcp.call_seconds
+        try:
+            return await asyncio.wait_for(work, seconds)
+        except MarlinAgentError as exc:
+            raise _tool_error(exc) from None
+        except TimeoutError:
+            if sources:
+                job = self.start_index(sources)
+                raise ToolError(
+                    f"timeout: {what} took longer than {seconds:.0f} s, most likely indexing new footage. "
+                    f"Indexing goes on as job {job.id} (work done so far is kept): poll job_status "
+                    f"until it is done, then call {what} again.") from None
+            raise ToolError(f"timeout: {what} took longer than {seconds:.0f} s "
+                            "(raise [mcp] call_seconds, or narrow the time range).") from None
+
+    async def visible_videos(self) -> list[VideoRecord]:
+        """Indexed videos this server may show: files inside the roots, and footage fetched from URLs."""
+        from marlin_agent.indexer import open_library
+
+        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
+        videos = await asyncio.to_thread(library.list_videos)
+        return [v for v in videos if self.guard.visible(v.path, v.url)]
+
+    def start_index(self, sources: list[str]) -> Job:
+        from marlin_agent.indexer import index_inputs
+
+        return self.start("index", lambda reporter: index_inputs(sources, self.settings, on_progress=reporter))
+
+
+def build_server(settings: Settings, roots: list[str | Path] | None = None) -> MCPServer:
+    """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path."""
+    allowed = list(roots or settings.mcp.roots or [Path.cwd()])
+    tools = MarlinTools(settings, PathGuard(allowed, settings.mcp.allow_urls))
+    guard = tools.guard
+    server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS)
+
+    @server.tool()
+    async def ask(question: str, paths: list[str], ctx: Context, threshold: float | None = None,
+                  clips: bool = False) -> Answer:
+        """Answer a question about footage with verified moments, or found=false.
+
+        paths: video files, folders (recursive) or URLs; unindexed ones are indexed first.
+        threshold: confidence a moment needs (default from config, calibrated). clips: cut each
+        moment into an mp4 under $MARLIN_HOME/clips and return its absolute path."""
+        from marlin_agent.planners.run import ask as run_ask
+
+        sources = _checked(guard.sources, paths)
+        settings = tools.with_overrides(**{"agent.threshold": threshold})
+        clips_dir = settings.home / "clips" / time.strftime("%Y%m%d-%H%M%S") if clips else None
+        return await tools.bounded(run_ask(question, sources, settings, Reporter(ctx), clips_dir), "ask", sources)
+
+    @server.tool()
+    async def search(query: str, ctx: Context, paths: list[str] | None = None, k: int = 10) -> SearchResult:
+        """Rank indexed moments (events, scenes, speech) for a query, by words and meaning.
+
+        paths: limit to these files, folders or URLs (indexed first if needed); default: all
+        indexed footage inside the roots. Hits are unverified: use ask to verify."""
+        from marlin_agent.search import search_footage
+
+        sources = _checked(guard.sources, paths) if paths else None
+        result = await tools.bounded(search_footage(query, settings, sources, max(1, min(k, 200)), Reporter(ctx)),
+                                     "search", sources)
+        visible = {video.id for video in await tools.visible_videos()}
+        result.results = [hit for hit in result.results if hit.video.id in visible]
+        return result
+
+    @server.tool()
+    async def find(event: str, video: str, start: float | None = None, end: float | None = None) -> FindResult:
+        """Marlin's raw candidate span per ~60 s chunk for an event in one video, best first.
+
+        Unverified: Marlin proposes a span even for events that never happen. Use ask for answers."""
+        from marlin_agent.scan import find_in_video
+
+        path = _checked(guard.path, video)
+        return await tools.bounded(_with_client(settings, lambda c: find_in_video(event, path, settings, c, start, end)),
+                                   "find")
+
+    @server.tool()
+    async def caption(video: str, start: float | None = None, end: float | None = None) -> VideoCaption:
+        """Marlin's dense captions for one video: a scene paragraph per chunk and time-ranged events."""
+        from marlin_agent.scan import caption_video
+
+        path = _checked(guard.path, video)
+        return await tools.bounded(_with_client(settings, lambda c: caption_video(path, settings, c, start, end)),
+                                   "caption")
+
+    @server.tool()
+    async def index(paths: list[str], ctx: Context, wait_seconds: float = 30.0) -> Job:
+        """Index footage (captions, transcripts, search index) as a job; resumable.
+
+        Waits up to wait_seconds for it to finish, then returns the job: poll job_status with its id."""
+        sources = _checked(guard.sources, paths)
+        job = tools.start_index(sources)
+        return await tools.wait(job.id, wait_seconds, ctx)
+
+    @server.tool()
+    async def extract(schema: dict[str, Any] | str, paths: list[str], ctx: Context, output: str | None = None,
+                      per: Literal["video", "chunk"] = "video", instructions: str | None = None,
+                      wait_seconds: float = 30.0) -> Job:
+        """Turn footage into rows matching a JSON Schema (an object, a schema file path, or "marlin"
+        for Marlin's own scenes and events without an LLM). Runs as a job; the result names the
+        JSONL/Parquet output (default under $MARLIN_HOME/extracts). Needs a planner LLM unless "marlin"."""
+        from marlin_agent.extraction.job import extract as run_extract
+        from marlin_agent.extraction.schema import load_schema
+
+        sources = _checked(guard.sources, paths)
+        if isinstance(schema, str) and schema != "marlin":
+            schema = str(_checked(guard.path, schema))
+        try:
+            loaded = load_schema(schema)
+        except MarlinAgentError as exc:
+            raise _tool_error(exc) from None
+        target = (_checked(guard.path, output) if output
+                  else settings.home / "extracts" / f"{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+
+        job = tools.start("extract", lambda reporter: run_extract(
+            loaded, sources, settings, target, per=per, instructions=instructions, on_progress=reporter))
+        return await tools.wait(job.id, wait_seconds, ctx)
+
+    @server.tool()
+    async def job_status(job_id: str, ctx: Context, wait_seconds: float = 10.0) -> Job:
+        """The state of an index or extract job; waits up to wait_seconds for it to finish."""
+        _checked(tools.jobs.get, job_id)
+        return await tools.wait(job_id, wait_seconds, ctx)
+
+    @server.tool()
+    async def list_videos() -> VideoList:
+        """The indexed videos inside the roots (and those fetched from URLs): path, duration, chunks."""
+        return VideoList(videos=await tools.visible_videos(), roots=[str(r) for r in guard.roots])
+
+    return server
+
+
+def _checked(check, value):
+    try:
+        return check(value)
+    except MarlinAgentError as exc:
+        raise _tool_error(exc) from None
+
+
+async def _with_client(settings: Settings, work):
+    from marlin_agent.marlin import MarlinClient
+
+    async with MarlinClient(settings.server) as client:
+        return await work(client)
+
+
+def serve_stdio(settings: Settings, roots: list[str | Path] | None = None) -> None:
+    build_server(settings, roots).run("stdio")

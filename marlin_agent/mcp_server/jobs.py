@@ -1,0 +1,81 @@
+"""Long work (indexing, extraction) as jobs a client starts and then polls.
+
+An MCP tool call should not hold a client for an hour; the job keeps running in the
+server's event loop after the call that started it returns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+import uuid
+from collections.abc import Awaitable, Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from marlin_agent.errors import InputError, MarlinAgentError
+
+JobState = Literal["running", "done", "failed"]
+
+
+class Job(BaseModel):
+    """A job's state; ``result`` holds the finished command's JSON document."""
+
+    id: str
+    kind: str
+    state: JobState
+    started: float
+    seconds: float
+    done: int = 0
+    total: int | None = None
+    message: str = ""
+    result: dict[str, Any] | None = None
+    error: dict[str, str] | None = None
+
+
+class UnknownJob(InputError):
+    code = "unknown_job"
+    default_hint = "Job ids come from the index or extract tool; jobs live as long as the server process."
+
+
+class Jobs:
+    def __init__(self) -> None:
+        self._jobs: dict[str, Job] = {}
+        self._tasks: dict[str, asyncio.Task] = {}
+
+    def start(self, kind: str, work: Callable[[Job], Awaitable[BaseModel]]) -> Job:
+        job = Job(id=f"{kind}-{uuid.uuid4().hex[:8]}", kind=kind, state="running", started=time.time(), seconds=0.0)
+        self._jobs[job.id] = job
+        self._tasks[job.id] = asyncio.get_running_loop().create_task(self._run(job, work))
+        return job
+
+    async def _run(self, job: Job, work: Callable[[Job], Awaitable[BaseModel]]) -> None:
+        try:
+            result = await work(job)
+            job.result, job.state = result.model_dump(mode="json"), "done"
+        except MarlinAgentError as exc:
+            job.error, job.state = exc.to_dict(), "failed"
+        except Exception as exc:  # a job must end in a state the client can read, whatever broke
+            job.error, job.state = {"code": "internal_error", "message": repr(exc), "hint": ""}, "failed"
+        finally:
+            job.seconds = round(time.time() - job.started, 3)
+
+    def get(self, job_id: str) -> Job:
+        job = self._jobs.get(job_id)
+        if job is None:
+            raise UnknownJob(f"no job {job_id!r}")
+        if job.state == "running":
+            job.seconds = round(time.time() - job.started, 3)
+        return job
+
+    async def wait(self, job_id: str, seconds: float) -> Job:
+        """The job once it ends, or as it stands after ``seconds``."""
+        task = self._tasks[job_id]
+        await asyncio.wait({task}, timeout=seconds)
+        return self.get(job_id)
+
+    async def close(self) -> None:
+        for task in self._tasks.values():
+            task.cancel()
+        await asyncio.gather(*self._tasks.values(), return_exceptions=True)

@@ -1,0 +1,148 @@
+"""The MCP server, driven by the SDK's own client over stdio like Hermes or Claude Code would."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+
+from marlin_agent.errors import PathNotAllowed
+from marlin_agent.mcp_server.roots import PathGuard
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _params(env: dict[str, str], root: Path, *extra: str) -> StdioServerParameters:
+    # The checkout first on the path: the server must be this tree's code, whatever is installed.
+    full = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    full.pop("MARLIN_API_KEY", None)
+    return StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(root), *extra],
+                                 env=full, cwd=str(root))
+
+
+def _session(env, root, work, *extra):
+    async def run():
+        async with Client(_params(env, root, *extra), read_timeout_seconds=240) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+@pytest.fixture
+def root(tmp_path, footage) -> Path:
+    folder = tmp_path / "allowed"
+    folder.mkdir()
+    shutil.copy(footage["short_field"], folder / "short_field.mp4")
+    return folder
+
+
+def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
+    listed = _session(library_env, root, lambda client: client.list_tools())
+    tools = {tool.name: tool for tool in listed.tools}
+    assert set(tools) >= {"ask", "search", "find", "caption", "index", "extract", "list_videos", "job_status"}
+    assert tools["ask"].input_schema["required"] == ["question", "paths"]
+    assert {"found", "moments"} <= set(tools["ask"].output_schema["properties"])
+    assert "results" in tools["search"].output_schema["properties"]
+    assert all(tool.description for tool in tools.values())
+
+
+def test_ask_answers_with_progress_then_search_finds_the_indexed_moment(library_env, root):
+    progress: list[tuple[float, float | None, str | None]] = []
+
+    async def on_progress(done, total, message):
+        progress.append((done, total, message))
+
+    async def work(client):
+        asked = await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]},
+                                       progress_callback=on_progress)
+        absent = await client.call_tool("ask", {"question": "when does a purple star appear",
+                                                "paths": [str(root / "short_field.mp4")]})
+        searched = await client.call_tool("search", {"query": "blue square", "k": 3})
+        videos = await client.call_tool("list_videos", {})
+        return asked, absent, searched, videos
+
+    asked, absent, searched, videos = _session(library_env, root, work)
+    assert not asked.is_error, asked.content
+    answer = asked.structured_content
+    assert answer["found"] is True
+    moment = answer["moments"][0]
+    assert moment["video"]["path"] == str(root / "short_field.mp4")
+    assert moment["start"] == pytest.approx(4.0, abs=1.0) and moment["end"] == pytest.approx(9.0, abs=1.0)
+    assert progress and progress[-1][0] == progress[-1][1], progress  # chunks indexed, reported as they land
+    assert absent.structured_content["found"] is False
+    hits = searched.structured_content["results"]
+    assert hits and "blue square" in hits[0]["text"]
+    assert [v["path"] for v in videos.structured_content["videos"]] == [str(root / "short_field.mp4")]
+
+
+def test_a_path_outside_the_roots_is_refused_before_any_work(library_env, root, footage, simulator):
+    async def work(client):
+        return [await client.call_tool("ask", {"question": "red circle", "paths": [str(footage["long_street"])]}),
+                await client.call_tool("caption", {"video": "../../etc/passwd"}),
+                await client.call_tool("index", {"paths": [str(root / "link")]})]
+
+    (root / "link").symlink_to(footage["long_street"].parent)  # a link inside a root must not lead out
+    results = _session(library_env, root, work)
+    assert all(r.is_error for r in results)
+    assert all("path_not_allowed" in r.content[0].text for r in results), [r.content for r in results]
+    assert simulator.state.calls == []
+
+
+def test_index_runs_as_a_job_the_client_polls(library_env, root):
+    async def work(client):
+        started = await client.call_tool("index", {"paths": ["."], "wait_seconds": 0})
+        job = started.structured_content
+        for _ in range(120):
+            if job["state"] != "running":
+                break
+            job = (await client.call_tool("job_status", {"job_id": job["id"], "wait_seconds": 5})).structured_content
+        unknown = await client.call_tool("job_status", {"job_id": "index-nope"})
+        return started.structured_content, job, unknown
+
+    started, job, unknown = _session(library_env, root, work)
+    assert started["kind"] == "index" and started["id"].startswith("index-")
+    assert job["state"] == "done", job
+    assert job["result"]["videos_new"] == 1 and job["done"] == job["total"]
+    assert unknown.is_error and "unknown_job" in unknown.content[0].text
+
+
+def test_a_server_error_becomes_a_readable_tool_error(library_env, root):
+    env = {**library_env, "MARLIN_BASE_URL": "http://127.0.0.1:9/v1"}
+    result = _session(env, root, lambda c: c.call_tool("caption", {"video": "short_field.mp4"}))
+    assert result.is_error
+    assert "server_unavailable" in result.content[0].text
+
+
+def test_nothing_but_protocol_reaches_stdout(library_env, root):
+    # Speak the protocol by hand: every line the server writes to stdout must be JSON-RPC.
+    import subprocess
+
+    params = _params(library_env, root)
+    messages = [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "0"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "caption", "arguments": {"video": "short_field.mp4"}}},
+    ]
+    proc = subprocess.run([params.command, *params.args], input="".join(json.dumps(m) + "\n" for m in messages),
+                          capture_output=True, text=True, env=params.env, cwd=params.cwd, timeout=120)
+    lines = [line for line in proc.stdout.splitlines() if line.strip()]
+    assert lines, proc.stderr
+    assert all(json.loads(line)["jsonrpc"] == "2.0" for line in lines)
+
+
+def test_the_guard_resolves_relative_paths_from_the_first_root_and_allows_urls(tmp_path):
+    guard = PathGuard([tmp_path], allow_urls=True)
+    assert guard.source("clip.mp4") == str(tmp_path.resolve() / "clip.mp4")
+    assert guard.source("https://example.org/v.mp4") == "https://example.org/v.mp4"
+    with pytest.raises(PathNotAllowed):
+        PathGuard([tmp_path], allow_urls=False).source("https://example.org/v.mp4")
+    with pytest.raises(PathNotAllowed):
+        guard.source(str(tmp_path.parent))
