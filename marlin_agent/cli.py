@@ -155,6 +155,26 @@ def caption_command(
     )
 
 
+@app.command("describe")
+def describe_command(
+    video: VideoArg,
+    max_chars: Annotated[int, typer.Option("--max-chars", min=40, help="Longest summary to print, in characters.")] = 2000,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Print a plain-text summary of a video (scenes and timed events) for hosts that want prose."""
+    from marlin_agent.describe import describe_text
+    from marlin_agent.marlin import MarlinClient
+    from marlin_agent.scan import caption_video
+
+    async def work():
+        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
+        async with MarlinClient(settings.server) as client:
+            return await caption_video(video, settings, client)
+
+    print(describe_text(_run(False, work), max_chars))
+
+
 @app.command("find")
 def find_command(
     event: Annotated[str, typer.Argument(help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],

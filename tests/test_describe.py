@@ -1,0 +1,33 @@
+"""`describe`: plain prose within a budget, for hosts like OpenClaw's video hook."""
+
+from tests.test_cli import invoke
+
+
+def test_describe_prints_the_scene_and_timed_events_as_plain_text(footage, env):
+    result = invoke(["describe", str(footage["short_field"])], env)
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout.strip()
+    assert text.startswith("Video: short_field.mp4, 0:24.0, ")
+    assert "Scene: " in text
+    assert "0:04.0-0:09.0 a red circle appears" in text
+    assert "{" not in text and "[" not in text  # prose, not JSON or markup
+
+
+def test_describe_keeps_within_the_character_budget_and_says_what_it_left_out(footage, env):
+    full = invoke(["describe", str(footage["long_street"])], env).stdout.strip()
+    assert full.count("Scene 0:") + full.count("Scene 1:") + full.count("Scene 2:") + full.count("Scene 3:") >= 3
+    for budget in (400, 200, 120, 60):
+        text = invoke(["describe", str(footage["long_street"]), "--max-chars", str(budget)], env).stdout.rstrip("\n")
+        assert len(text) <= budget, (budget, text)
+        assert text.startswith("Video: long_street.mp4")
+    short = invoke(["describe", str(footage["long_street"]), "--max-chars", "300"], env).stdout
+    assert "more events)" in short or short.count("\n") >= 4
+
+
+def test_describe_fails_with_a_message_on_stderr_and_nothing_on_stdout(tmp_path, env):
+    bad = tmp_path / "broken.mp4"
+    bad.write_bytes(b"not a video")
+    result = invoke(["describe", str(bad)], env)
+    assert result.exit_code == 2
+    assert result.stdout == ""
+    assert "error" in result.stderr
