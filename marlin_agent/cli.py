@@ -53,6 +53,13 @@ def _settings(base_url, api_key, model, media, concurrency, chunk_seconds, **mor
     })
 
 
+async def _served(settings: Settings) -> Settings:
+    """``settings`` with a server: as configured, else the local engine, started if need be."""
+    from marlin_agent.engines import ensure_server
+
+    return await asyncio.to_thread(ensure_server, settings, lambda message: stderr.print(f"[dim]{message}[/]"))
+
+
 def _emit_json(document: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False) + "\n")
     sys.stdout.flush()
@@ -125,7 +132,7 @@ def _scan_command(as_json: bool, label: str, flags: tuple, run, fields: set[str]
     from marlin_agent.marlin import MarlinClient
 
     async def work():
-        settings = _settings(*flags)
+        settings = await _served(_settings(*flags))
         async with MarlinClient(settings.server) as client:
             with _progress_bar(label, not as_json) as progress:
                 result = await run(settings, client, progress)
@@ -168,7 +175,7 @@ def describe_command(
     from marlin_agent.scan import caption_video
 
     async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, chunk_seconds)
+        settings = await _served(_settings(base_url, api_key, model, media, concurrency, chunk_seconds))
         async with MarlinClient(settings.server) as client:
             return await caption_video(video, settings, client)
 
@@ -204,12 +211,14 @@ def find_command(
 
 
 def _library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, run, dump: dict, show,
-                     more: dict | None = None) -> None:
+                     more: dict | None = None, needs_server: bool = True) -> None:
     """Shared body of the commands that work on the library: settings, progress, output."""
 
     async def work():
         settings = _settings(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None},
                              **(more or {}))
+        if needs_server:
+            settings = await _served(settings)
         with _index_progress(not as_json) as progress:
             return await run(settings, progress)
 
@@ -253,7 +262,7 @@ def search_command(
     _library_command(
         as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
         lambda settings, progress: search_footage(query, settings, within, k, progress),
-        {"include": {"query", "results"}}, show_search,
+        {"include": {"query", "results"}}, show_search, needs_server=bool(within),
     )
 
 
@@ -334,6 +343,8 @@ def mcp_command(
 
 
 # Registered last: the eval commands reuse the options and helpers above.
+from marlin_agent.cli_engine import engine_app  # noqa: E402
 from marlin_agent.cli_eval import eval_app  # noqa: E402
 
 app.add_typer(eval_app, name="eval")
+app.add_typer(engine_app, name="engine")

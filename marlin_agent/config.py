@@ -126,6 +126,7 @@ class EngineSettings(BaseModel):
 
     default: EngineName | None = None
     auto_start: bool = True
+    check_platform: bool = True
     host: str = "127.0.0.1"
     port: int = Field(8000, ge=1, le=65535)
     start_timeout: float = Field(1800.0, gt=0)

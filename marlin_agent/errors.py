@@ -13,8 +13,8 @@ GATED_MODEL_URL = "https://huggingface.co/NemoStation/Marlin-2B"
 
 NO_SERVER_HINT = (
     "Marlin needs an OpenAI-compatible server. Three ways to get one: "
-    "(1) start a local engine, e.g. `vllm serve NemoStation/Marlin-2B` with the flags the README "
-    "gives under 'Serving Marlin'; "
+    "(1) let marlin-agent install and run a local engine: `marlin-agent setup --local` "
+    "(vLLM on NVIDIA, the MLX engine on Apple Silicon, a slow CPU engine elsewhere); "
     "(2) use a hosted endpoint: set MARLIN_BASE_URL and MARLIN_API_KEY; "
     "(3) point MARLIN_BASE_URL (or --base-url) at a server you already run, "
     "e.g. http://127.0.0.1:8000/v1."
@@ -221,6 +221,46 @@ class ChunkFailed(MarlinAgentError):
 
     code = "chunk_failed"
     exit_code = 3
+
+
+# --- local engines ------------------------------------------------------------------------
+
+
+class EngineError(MarlinAgentError):
+    code = "engine_error"
+    exit_code = 3
+
+
+class EngineUnknown(EngineError):
+    code = "engine_unknown"
+    exit_code = 2
+    default_hint = "Engines: vllm and sglang (NVIDIA), mlx (Apple Silicon), cpu (anything, slowly)."
+
+
+class EngineUnsupported(EngineError):
+    """The engine cannot run on this machine (no NVIDIA GPU for vLLM, not Apple Silicon for MLX)."""
+
+    code = "engine_unsupported"
+    exit_code = 2
+
+
+class EngineNotInstalled(EngineError):
+    code = "engine_not_installed"
+    exit_code = 2
+
+
+class EngineInstallFailed(EngineError):
+    code = "engine_install_failed"
+
+
+class EngineFailed(EngineError):
+    """The engine process exited or never became healthy."""
+
+    code = "engine_failed"
+
+
+class EngineTimeout(EngineError):
+    code = "engine_timeout"
 
 
 # --- the planner LLM and budgets -------------------------------------------------------

@@ -52,6 +52,8 @@ class SimulatorState:
 
     api_key: str | None = None
     refuse_file_urls: bool = False
+    served_model: str = SERVED_MODEL
+    allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
     fault: str | None = None
@@ -92,6 +94,9 @@ def _read_video(url: str, state: SimulatorState) -> tuple[bytes, str]:
         if state.refuse_file_urls:
             raise _Rejection(400, "this server cannot read local files; send the video inline")
         path = Path(urllib.parse.unquote(urllib.parse.urlparse(url).path))
+        allowed = state.allowed_media_dir
+        if allowed and not path.resolve().is_relative_to(Path(allowed).resolve()):
+            raise _Rejection(400, f"Cannot load local files without --allowed-local-media-path covering {path}")
         if not path.is_file():
             raise _Rejection(400, f"video file not found: {path}")
         return path.read_bytes(), "file"
@@ -135,7 +140,7 @@ def _split_content(body: dict) -> tuple[str, str]:
 
 
 def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
-    if body.get("model") != SERVED_MODEL:
+    if body.get("model") != state.served_model:
         raise _Rejection(404, f"The model `{body.get('model')}` does not exist.", "NotFoundError")
     url, prompt = _split_content(body)
     data, transport = _read_video(url, state)
@@ -162,7 +167,7 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
         "id": f"chatcmpl-{hashlib.sha1(text.encode()).hexdigest()[:12]}",
         "object": "chat.completion",
         "created": int(time.time()),
-        "model": SERVED_MODEL,
+        "model": state.served_model,
         "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
         "usage": {"prompt_tokens": observation.frames_sampled * 64, "completion_tokens": len(text) // 4,
                   "total_tokens": observation.frames_sampled * 64 + len(text) // 4},
@@ -201,7 +206,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.rstrip("/") == "/v1/models":
             if self._authorised():
                 self._send(200, {"object": "list", "data": [
-                    {"id": SERVED_MODEL, "object": "model", "owned_by": "marlin-simulator"}]})
+                    {"id": self.server.state.served_model, "object": "model", "owned_by": "marlin-simulator"}]})
         else:
             self._error(404, f"no route {self.path}", "NotFoundError")
 

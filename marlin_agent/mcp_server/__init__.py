@@ -97,8 +97,19 @@ class MarlinTools:
         finally:
             reporter.ctx = None
 
-    def with_overrides(self, **values: Any) -> Settings:
-        data = self.settings.model_dump()
+    async def served(self) -> Settings:
+        """The settings with a server: as configured, else the local engine, started on first need."""
+        if not self.settings.server.base_url:
+            from marlin_agent.engines import ensure_server
+
+            try:
+                self.settings = await asyncio.to_thread(ensure_server, self.settings)
+            except MarlinAgentError as exc:
+                raise _tool_error(exc) from None
+        return self.settings
+
+    def with_overrides(self, settings: Settings, **values: Any) -> Settings:
+        data = settings.model_dump()
         for dotted, value in values.items():
             if value is not None:
                 section, key = dotted.split(".")
@@ -154,7 +165,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         from marlin_agent.planners.run import ask as run_ask
 
         sources = _checked(guard.sources, paths)
-        settings = tools.with_overrides(**{"agent.threshold": threshold})
+        settings = tools.with_overrides(await tools.served(), **{"agent.threshold": threshold})
         clips_dir = settings.home / "clips" / time.strftime("%Y%m%d-%H%M%S") if clips else None
         return await tools.bounded(run_ask(question, sources, settings, Reporter(ctx), clips_dir), "ask", sources)
 
@@ -167,6 +178,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         from marlin_agent.search import search_footage
 
         sources = _checked(guard.sources, paths) if paths else None
+        settings = await tools.served() if sources else tools.settings
         result = await tools.bounded(search_footage(query, settings, sources, max(1, min(k, 200)), Reporter(ctx)),
                                      "search", sources)
         visible = {video.id for video in await tools.visible_videos()}
@@ -181,6 +193,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         from marlin_agent.scan import find_in_video
 
         path = _checked(guard.path, video)
+        settings = await tools.served()
         return await tools.bounded(_with_client(settings, lambda c: find_in_video(event, path, settings, c, start, end)),
                                    "find")
 
@@ -190,6 +203,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         from marlin_agent.scan import caption_video
 
         path = _checked(guard.path, video)
+        settings = await tools.served()
         return await tools.bounded(_with_client(settings, lambda c: caption_video(path, settings, c, start, end)),
                                    "caption")
 
@@ -199,6 +213,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         Waits up to wait_seconds for it to finish, then returns the job: poll job_status with its id."""
         sources = _checked(guard.sources, paths)
+        await tools.served()
         job = tools.start_index(sources)
         return await tools.wait(job.id, wait_seconds, ctx)
 
@@ -219,6 +234,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
             loaded = load_schema(schema)
         except MarlinAgentError as exc:
             raise _tool_error(exc) from None
+        settings = await tools.served()
         target = (_checked(guard.path, output) if output
                   else settings.home / "extracts" / f"{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 

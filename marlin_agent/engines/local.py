@@ -1,0 +1,36 @@
+"""Start the local engine on demand when no server is configured."""
+
+from __future__ import annotations
+
+from marlin_agent.config import Settings
+from marlin_agent.engines.manager import EngineManager, Progress
+from marlin_agent.engines.recipes import RECIPES
+
+
+def with_server(settings: Settings, base_url: str, model: str) -> Settings:
+    server = settings.server.model_copy(update={"base_url": base_url, "model": model})
+    return settings.model_copy(update={"server": server})
+
+
+def ensure_server(settings: Settings, progress: Progress | None = None) -> Settings:
+    """``settings`` pointing at a server: the configured one, else a local engine (started if need be).
+
+    Returns ``settings`` unchanged when no server is configured and no engine is installed;
+    the first request then fails with the usual "no server" error and its hint.
+    """
+    if settings.server.base_url or not settings.engine.auto_start:
+        return settings
+    manager = EngineManager(settings)
+    engines = [settings.engine.default] if settings.engine.default else list(RECIPES)
+    for engine in engines:  # one already running wins, then the first installed
+        state = manager.state(engine)
+        if state is not None:
+            manager.start(engine, progress=progress)  # waits until it answers
+            return with_server(settings, state.base_url, state.model)
+    for engine in engines:
+        if manager.installed(engine):
+            if progress:
+                progress(f"no server configured: starting the local {engine} engine")
+            state = manager.start(engine, progress=progress)
+            return with_server(settings, state.base_url, state.model)
+    return settings

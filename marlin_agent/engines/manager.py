@@ -1,0 +1,321 @@
+"""Install, start, watch and stop local engines, each in its own environment under $MARLIN_HOME.
+
+Engines pin their own torch, CUDA and transformers versions, which fight with whatever the
+user has installed; so each gets a private virtual environment at
+``$MARLIN_HOME/engines/<engine>/venv``. A running server is described by a state file
+beside it, so any later command (or another process) can find, check and stop it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+import venv
+from collections.abc import Callable
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Literal
+
+import httpx
+from pydantic import BaseModel
+
+from marlin_agent.config import Settings
+from marlin_agent.engines.platform import Platform, detect_platform
+from marlin_agent.engines.recipes import Launch, Recipe, recipe
+from marlin_agent.errors import (
+    GATED_MODEL_URL,
+    EngineFailed,
+    EngineInstallFailed,
+    EngineNotInstalled,
+    EngineTimeout,
+    EngineUnsupported,
+    ModelAccessDenied,
+)
+
+Role = Literal["marlin", "planner"]
+Progress = Callable[[str], None]
+
+# What the Hugging Face hub client logs when a gated download is refused.
+_GATED = re.compile(r"GatedRepoError|Cannot access gated repo|401 Client Error|403 Client Error|"
+                    r"awaiting a review|is restricted|Access to model .* is restricted", re.I)
+
+
+class EngineState(BaseModel):
+    """A started server, as written to its state file."""
+
+    engine: str
+    role: Role
+    pid: int
+    host: str
+    port: int
+    model: str
+    command: list[str]
+    log: str
+    started_at: str
+
+    @property
+    def base_url(self) -> str:
+        return f"http://{self.host}:{self.port}/v1"
+
+
+class EngineStatus(BaseModel):
+    engine: str
+    role: Role
+    installed: bool
+    running: bool
+    healthy: bool
+    base_url: str | None = None
+    model: str | None = None
+    pid: int | None = None
+    log: str
+    venv: str
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        finished, _ = os.waitpid(pid, os.WNOHANG)  # reap our own exited child, if it is one
+        if finished == pid:
+            return False
+    except ChildProcessError:
+        pass
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def _tail(path: Path, lines: int = 20, since: int = 0) -> str:
+    """The last ``lines`` lines of a log, only from byte ``since`` on (this start's output)."""
+    if not path.is_file():
+        return ""
+    with path.open("rb") as handle:
+        handle.seek(0, os.SEEK_END)
+        handle.seek(max(since, handle.tell() - 64_000))
+        return "\n".join(handle.read().decode("utf-8", "replace").splitlines()[-lines:])
+
+
+def _healthy(base_url: str, timeout: float = 2.0) -> bool:
+    try:
+        return httpx.get(base_url + "/models", timeout=timeout).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def _port_free(host: str, port: int) -> bool:
+    with socket.socket() as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError:
+            return False
+    return True
+
+
+class EngineManager:
+    def __init__(self, settings: Settings, platform: Platform | None = None) -> None:
+        self.settings = settings
+        self.platform = platform or detect_platform()
+        self.root = settings.home / "engines"
+
+    # --- where things live ---------------------------------------------------------------
+
+    def folder(self, engine: str) -> Path:
+        return self.root / recipe(engine).name
+
+    def venv(self, engine: str) -> Path:
+        return self.folder(engine) / "venv"
+
+    def _state_file(self, engine: str, role: Role) -> Path:
+        return self.folder(engine) / f"{role}.json"
+
+    def log_file(self, engine: str, role: Role = "marlin") -> Path:
+        return self.folder(engine) / f"{role}.log"
+
+    def install_log(self, engine: str) -> Path:
+        return self.folder(engine) / "install.log"
+
+    def default_engine(self) -> str:
+        return self.settings.engine.default or self.platform.default_engine
+
+    # --- install ---------------------------------------------------------------------------
+
+    def check_supported(self, engine: str) -> Recipe:
+        found = recipe(engine)
+        if not self.settings.engine.check_platform or found.needs == "any":
+            return found
+        if found.needs == "nvidia" and not self.platform.nvidia:
+            raise EngineUnsupported(f"{found.title} needs an NVIDIA GPU and this machine has none "
+                                    f"({self.platform.describe()})",
+                                    hint=f"Use the {self.platform.default_engine} engine here, or a hosted endpoint "
+                                    "(marlin-agent setup --hosted).")
+        if found.needs == "apple_silicon" and not self.platform.apple_silicon:
+            raise EngineUnsupported(f"the MLX engine needs Apple Silicon; this is {self.platform.describe()}",
+                                    hint=f"Use the {self.platform.default_engine} engine here.")
+        return found
+
+    def requirements(self, engine: str) -> list[str]:
+        return list(self.settings.engine.requirements.get(engine) or recipe(engine).requirements)
+
+    def installed(self, engine: str) -> bool:
+        return (self.folder(engine) / "installed.json").is_file()
+
+    def install(self, engine: str, progress: Progress | None = None) -> Path:
+        """Create the engine's environment and pip-install it there; the output goes to install.log."""
+        self.check_supported(engine)
+        folder, env_dir, log = self.folder(engine), self.venv(engine), self.install_log(engine)
+        folder.mkdir(parents=True, exist_ok=True)
+        say = progress or (lambda _: None)
+        if not Launch(env_dir, "", 0, folder).python.exists():
+            say(f"creating an isolated environment in {env_dir}")
+            venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
+        python = Launch(env_dir, "", 0, folder).python
+        requirements = self.requirements(engine)
+        say(f"installing {' '.join(requirements)} (the output goes to {log})")
+        command = [str(python), "-m", "pip", "install", "--upgrade", "--disable-pip-version-check", *requirements]
+        with log.open("a") as out:
+            out.write(f"\n=== {_now()} {' '.join(command)}\n")
+            out.flush()
+            process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                                       stdin=subprocess.DEVNULL)
+            for line in process.stdout:
+                out.write(line)
+                if line.startswith(("Collecting", "Downloading", "Installing", "Successfully")):
+                    say(line.strip())
+            code = process.wait()
+        if code != 0:
+            raise EngineInstallFailed(f"installing {engine} failed (pip exit code {code}): {_tail(log, 5)}",
+                                      hint=f"The whole output is in {log}.")
+        (folder / "installed.json").write_text(json.dumps({"requirements": requirements, "at": _now(),
+                                                           "python": sys.version.split()[0]}))
+        return env_dir
+
+    # --- run -------------------------------------------------------------------------------
+
+    def state(self, engine: str, role: Role = "marlin") -> EngineState | None:
+        """The running server's state, or None (a stale state file is removed)."""
+        path = self._state_file(engine, role)
+        if not path.is_file():
+            return None
+        state = EngineState.model_validate_json(path.read_text())
+        if _alive(state.pid):
+            return state
+        path.unlink(missing_ok=True)
+        return None
+
+    def launch(self, engine: str, role: Role = "marlin", model: str | None = None, port: int | None = None) -> Launch:
+        engine_settings = self.settings.engine
+        default_port = engine_settings.port + (1 if role == "planner" else 0)
+        return Launch(venv=self.venv(engine), host=engine_settings.host, port=port or default_port,
+                      media_dir=self.settings.cache_dir, model=model if role == "planner" else None,
+                      max_model_len=engine_settings.max_model_len,
+                      extra_args=tuple(engine_settings.extra_args) if role == "marlin" else ())
+
+    def start(self, engine: str, role: Role = "marlin", model: str | None = None, port: int | None = None,
+              progress: Progress | None = None, wait: bool = True) -> EngineState:
+        """Start the engine in the background (or find it running) and wait until it answers."""
+        found = self.check_supported(engine)
+        if role == "planner" and not model:
+            raise EngineFailed("a planner server needs --model (the planner LLM to serve)")
+        running = self.state(engine, role)
+        if running is not None:
+            if wait:
+                self._wait(running, None, progress)
+            return running
+        if not self.installed(engine):
+            raise EngineNotInstalled(f"the {engine} engine is not installed",
+                                     hint=f"marlin-agent engine install {engine}")
+        launch = self.launch(engine, role, model, port)
+        if not _port_free(launch.host, launch.port):
+            raise EngineFailed(f"port {launch.port} on {launch.host} is taken by another program",
+                               hint="Stop it, or choose another port: --port N (or [engine] port in the config).")
+        launch.media_dir.mkdir(parents=True, exist_ok=True)
+        command = found.command(launch)
+        log = self.log_file(engine, role)
+        with log.open("a") as out:
+            out.write(f"\n=== {_now()} {' '.join(command)}\n")
+            out.flush()
+            since = out.tell()
+            process = subprocess.Popen(command, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                       cwd=self.folder(engine), env={**os.environ, **found.env},
+                                       start_new_session=True)
+        state = EngineState(engine=engine, role=role, pid=process.pid, host=launch.host, port=launch.port,
+                            model=found.served_model(launch), command=command, log=str(log), started_at=_now())
+        self._state_file(engine, role).write_text(state.model_dump_json(indent=1))
+        if wait:
+            self._wait(state, process, progress, since)
+        return state
+
+    def _wait(self, state: EngineState, process: subprocess.Popen | None, progress: Progress | None,
+              since: int = 0) -> None:
+        """Until the server lists its models; an exit or the timeout becomes a specific error."""
+        log = Path(state.log)
+        deadline = time.monotonic() + self.settings.engine.start_timeout
+        started, said = time.monotonic(), 0.0
+        while True:
+            if _healthy(state.base_url):
+                return
+            exited = process.poll() is not None if process is not None else not _alive(state.pid)
+            if exited:
+                self._state_file(state.engine, state.role).unlink(missing_ok=True)
+                tail = _tail(log, since=since)
+                if _GATED.search(tail):
+                    raise ModelAccessDenied(f"the weights of {state.model} could not be downloaded: access denied",
+                                            hint=f"Request access at {GATED_MODEL_URL}, then log in with "
+                                            "`hf auth login` (or set HF_TOKEN) and start again.")
+                raise EngineFailed(f"the {state.engine} engine exited while starting:\n{tail}",
+                                   hint=f"The whole log is in {log}.")
+            if time.monotonic() > deadline:
+                self.stop(state.engine, state.role)
+                raise EngineTimeout(f"the {state.engine} engine did not answer within "
+                                    f"{self.settings.engine.start_timeout:.0f} s",
+                                    hint=f"The first start downloads the weights (a few GB); see {log}, and raise "
+                                    "[engine] start_timeout if the download is just slow.")
+            if progress and time.monotonic() - said >= 5:
+                said = time.monotonic()
+                last = _tail(log, 1, since).strip()[:120]
+                progress(f"waiting for {state.engine} ({time.monotonic() - started:.0f} s){': ' + last if last else ''}")
+            time.sleep(0.5)
+
+    def stop(self, engine: str, role: Role = "marlin", grace: float = 30.0) -> bool:
+        """Stop a running server (SIGTERM to its process group, SIGKILL after ``grace``); False if none ran."""
+        state = self.state(engine, role)
+        if state is None:
+            return False
+        try:
+            os.killpg(state.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + grace
+        while _alive(state.pid) and time.monotonic() < deadline:
+            time.sleep(0.2)
+        if _alive(state.pid):
+            try:
+                os.killpg(state.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        self._state_file(engine, role).unlink(missing_ok=True)
+        return True
+
+    def status(self, engine: str, role: Role = "marlin") -> EngineStatus:
+        state = self.state(engine, role)
+        return EngineStatus(engine=engine, role=role, installed=self.installed(engine), running=state is not None,
+                            healthy=state is not None and _healthy(state.base_url),
+                            base_url=state.base_url if state else None, model=state.model if state else None,
+                            pid=state.pid if state else None, log=str(self.log_file(engine, role)),
+                            venv=str(self.venv(engine)))
+
+    def logs(self, engine: str, role: Role = "marlin", lines: int = 50, install: bool = False) -> str:
+        return _tail(self.install_log(engine) if install else self.log_file(engine, role), lines)

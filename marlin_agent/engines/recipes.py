@@ -1,0 +1,124 @@
+"""How each engine is installed and launched: the command lines MARLIN.md gives, in one place.
+
+Every Marlin-specific flag is here for a documented reason:
+- the architecture override makes the engine serve Marlin with its native Qwen3.5 code
+  (the checkpoint names a custom class);
+- vLLM's ``--allowed-local-media-path`` lets it read the staged clips as ``file://`` URLs;
+- ``--mm-processor-cache-gb 0`` stops vLLM's multimodal cache growing without bound on
+  distinct videos (it OOM-killed 15 GB nodes);
+- SGLang (and the MLX port of it) take the training-time frame budget server-side.
+A planner model (a small chat LLM served beside Marlin) gets none of them.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from marlin_agent.errors import EngineUnknown
+
+MARLIN_MODEL = "NemoStation/Marlin-2B"
+MARLIN_MLX_MODEL = "NemoStation/Marlin-2B-MLX-8bit"
+ARCHITECTURE = "Qwen3_5ForConditionalGeneration"
+VLLM_OVERRIDE = json.dumps({"architectures": [ARCHITECTURE]})  # '{"architectures": ["..."]}'
+SGLANG_OVERRIDE = json.dumps({"architectures": [ARCHITECTURE]}, separators=(",", ":"))
+SGLANG_VIDEO_CONFIG = json.dumps(
+    {"video": {"fps": 2.0, "min_frames": 4, "max_frames": 240, "max_pixels": 200704}}, separators=(",", ":"))
+MLX_BRANCH = "git+https://github.com/Itssshikhar/sglang@codex/marlin-mlx-mm-support#subdirectory=python"
+CPU_SERVER = Path(__file__).with_name("cpu_server.py")
+
+
+@dataclass(frozen=True)
+class Launch:
+    """Where and how one server runs."""
+
+    venv: Path
+    host: str
+    port: int
+    media_dir: Path
+    model: str | None = None  # None: Marlin (the engine's own weights); else a planner model
+    max_model_len: int = 65536
+    extra_args: tuple[str, ...] = ()
+
+    @property
+    def python(self) -> Path:
+        return self.venv / ("Scripts" if sys.platform == "win32" else "bin") / "python"
+
+    def bin(self, name: str) -> Path:
+        return self.python.parent / name
+
+
+@dataclass(frozen=True)
+class Recipe:
+    name: str
+    title: str
+    requirements: tuple[str, ...]  # pip arguments for the engine's own environment
+    needs: str  # "nvidia" | "apple_silicon" | "any"
+    marlin_model: str = MARLIN_MODEL
+    env: dict[str, str] = field(default_factory=dict)
+
+    def served_model(self, launch: Launch) -> str:
+        return launch.model or self.marlin_model
+
+    def command(self, launch: Launch) -> list[str]:
+        return [*_COMMANDS[self.name](launch), "--host", launch.host, "--port", str(launch.port), *launch.extra_args]
+
+
+def _vllm(launch: Launch) -> list[str]:
+    if launch.model:
+        return [str(launch.bin("vllm")), "serve", launch.model, "--max-model-len", str(launch.max_model_len)]
+    return [str(launch.bin("vllm")), "serve", MARLIN_MODEL,
+            "--hf-overrides", VLLM_OVERRIDE,
+            "--allowed-local-media-path", str(launch.media_dir),
+            "--max-model-len", str(launch.max_model_len),
+            "--mm-processor-cache-gb", "0",
+            "--limit-mm-per-prompt", '{"video":1}']
+
+
+def _sglang(launch: Launch) -> list[str]:
+    head = [str(launch.python), "-m", "sglang.launch_server"]
+    if launch.model:
+        return [*head, "--model-path", launch.model]
+    return [*head, "--model-path", MARLIN_MODEL,
+            "--json-model-override-args", SGLANG_OVERRIDE,
+            "--enable-multimodal",
+            "--mm-process-config", SGLANG_VIDEO_CONFIG]
+
+
+def _mlx(launch: Launch) -> list[str]:
+    head = [str(launch.python), "-m", "sglang.launch_server"]
+    if launch.model:
+        return [*head, "--model-path", launch.model, "--disable-cuda-graph"]
+    return [*head, "--model-path", MARLIN_MLX_MODEL, "--tokenizer-path", MARLIN_MODEL,
+            "--disable-cuda-graph", "--disable-radix-cache", "--disable-overlap-schedule",
+            "--trust-remote-code", "--enable-multimodal",
+            "--mm-process-config", SGLANG_VIDEO_CONFIG]
+
+
+def _cpu(launch: Launch) -> list[str]:
+    return [str(launch.python), str(CPU_SERVER), "--model", launch.model or MARLIN_MODEL,
+            "--allowed-local-media-path", str(launch.media_dir)]
+
+
+_COMMANDS = {"vllm": _vllm, "sglang": _sglang, "mlx": _mlx, "cpu": _cpu}
+
+RECIPES: dict[str, Recipe] = {
+    "vllm": Recipe("vllm", "vLLM", ("vllm",), "nvidia"),
+    "sglang": Recipe("sglang", "SGLang", ("sglang",), "nvidia"),
+    # The community port of SGLang's MLX backend that serves Marlin's video input on Apple Silicon.
+    "mlx": Recipe("mlx", "SGLang MLX port", (f"sglang @ {MLX_BRANCH}", "mlx", "mlx-lm"), "apple_silicon",
+                  marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}),
+    # The model card's reference path, for machines with neither: transformers on the CPU.
+    "cpu": Recipe("cpu", "transformers (CPU)",
+                  ("--extra-index-url", "https://download.pytorch.org/whl/cpu",
+                   "torch", "torchvision", "transformers>=5", "accelerate", "av", "pillow"), "any"),
+}
+
+
+def recipe(name: str) -> Recipe:
+    try:
+        return RECIPES[name]
+    except KeyError:
+        raise EngineUnknown(f"unknown engine {name!r}") from None

@@ -1,0 +1,214 @@
+"""Local engines: exact launch commands, and the whole lifecycle against a stand-in engine.
+
+The stand-in (evals/synthetic/standin_engine.py) is installed with pip into a real isolated
+environment, parses the real vLLM / SGLang flags and serves the simulator, so everything
+from `engine install` to on-demand start runs for real without a GPU.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+from pathlib import Path
+
+import httpx
+import pytest
+
+from evals.synthetic.standin_engine import build_wheel
+from marlin_agent.config import load_settings
+from marlin_agent.engines import EngineManager, Launch, Platform, ensure_server, recipe
+from marlin_agent.errors import EngineFailed, EngineNotInstalled, EngineUnsupported
+from tests.test_cli import document, invoke
+
+VENV = Path("/home/u/.marlin/engines/x/venv")
+MEDIA = Path("/home/u/.marlin/cache")
+
+
+def _launch(**more) -> Launch:
+    return Launch(**{"venv": VENV, "host": "127.0.0.1", "port": 8000, "media_dir": MEDIA, **more})
+
+
+# --- the command lines, pinned to MARLIN.md's serving section ------------------------------
+
+
+def test_vllm_is_launched_with_the_published_batch_recipe_flags():
+    assert recipe("vllm").command(_launch()) == [
+        str(VENV / "bin/vllm"), "serve", "NemoStation/Marlin-2B",
+        "--hf-overrides", '{"architectures": ["Qwen3_5ForConditionalGeneration"]}',
+        "--allowed-local-media-path", str(MEDIA),
+        "--max-model-len", "65536",
+        "--mm-processor-cache-gb", "0",
+        "--limit-mm-per-prompt", '{"video":1}',
+        "--host", "127.0.0.1", "--port", "8000"]
+
+
+def test_sglang_takes_the_override_and_the_frame_budget_server_side():
+    assert recipe("sglang").command(_launch()) == [
+        str(VENV / "bin/python"), "-m", "sglang.launch_server", "--model-path", "NemoStation/Marlin-2B",
+        "--json-model-override-args", '{"architectures":["Qwen3_5ForConditionalGeneration"]}',
+        "--enable-multimodal",
+        "--mm-process-config", '{"video":{"fps":2.0,"min_frames":4,"max_frames":240,"max_pixels":200704}}',
+        "--host", "127.0.0.1", "--port", "8000"]
+
+
+def test_the_mlx_engine_serves_the_mlx_weights_with_the_original_tokenizer():
+    mlx = recipe("mlx")
+    assert mlx.env == {"SGLANG_USE_MLX": "1"}
+    assert mlx.command(_launch()) == [
+        str(VENV / "bin/python"), "-m", "sglang.launch_server",
+        "--model-path", "NemoStation/Marlin-2B-MLX-8bit", "--tokenizer-path", "NemoStation/Marlin-2B",
+        "--disable-cuda-graph", "--disable-radix-cache", "--disable-overlap-schedule", "--trust-remote-code",
+        "--enable-multimodal",
+        "--mm-process-config", '{"video":{"fps":2.0,"min_frames":4,"max_frames":240,"max_pixels":200704}}',
+        "--host", "127.0.0.1", "--port", "8000"]
+    assert "Itssshikhar/sglang@codex/marlin-mlx-mm-support" in " ".join(mlx.requirements)
+    assert mlx.served_model(_launch()) == "NemoStation/Marlin-2B-MLX-8bit"
+
+
+def test_a_planner_model_is_served_without_any_of_marlins_flags():
+    command = recipe("vllm").command(_launch(model="Qwen/Qwen3-4B", port=8001))
+    assert command[:3] == [str(VENV / "bin/vllm"), "serve", "Qwen/Qwen3-4B"]
+    assert "--hf-overrides" not in command and "--allowed-local-media-path" not in command
+
+
+def test_the_platform_picks_the_default_engine():
+    def machine(**kw):
+        return Platform(system=kw.get("system", "Linux"), machine="x86_64", nvidia=kw.get("nvidia", False),
+                        apple_silicon=kw.get("apple", False))
+
+    assert machine(nvidia=True).default_engine == "vllm"
+    assert machine(system="Darwin", apple=True).default_engine == "mlx"
+    assert machine().default_engine == "cpu"
+
+
+def test_an_engine_this_machine_cannot_run_is_refused_with_the_alternative(tmp_path):
+    settings = load_settings(env={"MARLIN_HOME": str(tmp_path)})
+    manager = EngineManager(settings, Platform(system="Linux", machine="x86_64", nvidia=False, apple_silicon=False))
+    with pytest.raises(EngineUnsupported) as vllm:
+        manager.install("vllm")
+    assert "NVIDIA" in vllm.value.message and "cpu engine" in vllm.value.hint
+    with pytest.raises(EngineUnsupported, match="Apple Silicon"):
+        manager.start("mlx")
+    with pytest.raises(EngineNotInstalled) as missing:
+        manager.start("cpu")
+    assert missing.value.hint == "marlin-agent engine install cpu"
+
+
+# --- the lifecycle against the stand-in ------------------------------------------------------
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def _write_config(home: Path, wheel: Path, **engine) -> None:
+    lines = ["[engine]", "check_platform = false", "start_timeout = 60.0",
+             *(f"{k} = {json.dumps(v)}" for k, v in engine.items()),
+             "[engine.requirements]",
+             *(f'{name} = ["--no-index", {json.dumps(str(wheel))}]' for name in ("vllm", "sglang", "mlx"))]
+    home.mkdir(parents=True, exist_ok=True)
+    (home / "config.toml").write_text("\n".join(lines) + "\n")
+
+
+@pytest.fixture(scope="module")
+def engine_home(tmp_path_factory) -> Path:
+    """A MARLIN_HOME whose vllm, sglang and mlx engines are the stand-in, installed by `engine install`."""
+    home = tmp_path_factory.mktemp("engine-home")
+    _write_config(home, build_wheel(tmp_path_factory.mktemp("wheel")), default="vllm", port=_free_port())
+    for name in ("vllm", "sglang", "mlx"):
+        result = invoke(["engine", "install", name, "--json"], {"MARLIN_HOME": str(home)})
+        assert result.exit_code == 0, result.stdout + result.stderr
+        assert document(result)["venv"] == str(home / "engines" / name / "venv")
+    return home
+
+
+@pytest.fixture
+def home_env(engine_home, offline_models):
+    env = {"MARLIN_HOME": str(engine_home), "MARLIN_BASE_URL": None, **offline_models}
+    yield env
+    for name in ("vllm", "sglang", "mlx"):
+        invoke(["engine", "stop", name], env)
+
+
+def test_install_puts_the_engine_in_its_own_environment(engine_home):
+    python = engine_home / "engines" / "vllm" / "venv" / "bin" / "python"
+    assert python.is_file() and (python.parent / "vllm").is_file()
+    assert "standin_engines" in (engine_home / "engines" / "vllm" / "install.log").read_text()
+    assert json.loads((engine_home / "engines" / "vllm" / "installed.json").read_text())["requirements"][0] == "--no-index"
+
+
+def test_start_status_caption_logs_stop(home_env, footage):
+    started = invoke(["engine", "start", "vllm", "--json"], home_env)
+    assert started.exit_code == 0, started.stdout + started.stderr
+    status = document(started)
+    assert status["running"] and status["healthy"] and status["model"] == "NemoStation/Marlin-2B"
+
+    # The staged clips are read through --allowed-local-media-path (file://), as on a real local vLLM.
+    caption = invoke(["caption", str(footage["short_field"]), "--json", "--base-url", status["base_url"]], home_env)
+    assert caption.exit_code == 0, caption.stdout
+    assert document(caption)["events"][0]["text"] == "a red circle appears"
+
+    listed = document(invoke(["engine", "status", "--json"], home_env))
+    assert [e["engine"] for e in listed["engines"] if e["running"]] == ["vllm"]
+    log = invoke(["engine", "logs", "vllm", "-n", "200"], home_env).stdout
+    assert "--mm-processor-cache-gb 0" in log and "Uvicorn running" in log
+
+    stopped = document(invoke(["engine", "stop", "vllm", "--json"], home_env))
+    assert stopped["stopped"] is True
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(status["base_url"] + "/models", timeout=2)
+    assert document(invoke(["engine", "stop", "vllm", "--json"], home_env))["stopped"] is False
+
+
+def test_commands_start_the_local_engine_on_demand_when_no_server_is_configured(home_env, footage):
+    result = invoke(["caption", str(footage["short_field"]), "--json"], home_env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert document(result)["chunks"][0]["format_ok"]
+    status = document(invoke(["engine", "status", "vllm", "--json"], home_env))["engines"][0]
+    assert status["running"] and status["healthy"]  # left running for the next command
+    again = invoke(["find", "the red circle", str(footage["short_field"]), "--json"], home_env)
+    assert again.exit_code == 0 and document(again)["candidates"]
+
+
+def test_sglang_and_the_mlx_port_start_and_answer_under_their_served_names(home_env, footage):
+    settings = load_settings(env=home_env)
+    manager = EngineManager(settings)
+    for name, served in (("sglang", "NemoStation/Marlin-2B"), ("mlx", "NemoStation/Marlin-2B-MLX-8bit")):
+        state = manager.start(name, port=_free_port())
+        models = httpx.get(state.base_url + "/models", timeout=5).json()["data"]
+        assert [m["id"] for m in models] == [served] and state.model == served
+        manager.stop(name)
+
+
+def test_a_gated_download_becomes_the_access_link(home_env, monkeypatch):
+    monkeypatch.setenv("STANDIN_GATED", "1")
+    result = invoke(["engine", "start", "vllm", "--json"], home_env)
+    assert result.exit_code == 4
+    error = document(result)["error"]
+    assert error["code"] == "model_access_denied"
+    assert "https://huggingface.co/NemoStation/Marlin-2B" in error["hint"]
+    assert "Traceback" not in result.stdout
+
+
+def test_an_engine_that_dies_while_starting_reports_its_log(engine_home, tmp_path, offline_models):
+    settings = load_settings({"engine.extra_args": ["--no-such-flag"]}, env={"MARLIN_HOME": str(engine_home)})
+    with pytest.raises(EngineFailed) as failed:
+        EngineManager(settings).start("vllm", port=_free_port())
+    assert "unrecognized arguments: --no-such-flag" in failed.value.message
+    assert failed.value.hint.endswith("marlin.log.")
+
+
+def test_a_taken_port_is_named(engine_home):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        with pytest.raises(EngineFailed, match=f"port {port}"):
+            EngineManager(load_settings(env={"MARLIN_HOME": str(engine_home)})).start("vllm", port=port)
+
+
+def test_a_configured_server_is_used_as_is(engine_home, simulator):
+    settings = load_settings(env={"MARLIN_HOME": str(engine_home), "MARLIN_BASE_URL": simulator.base_url})
+    assert ensure_server(settings) is settings

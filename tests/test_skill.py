@@ -1,0 +1,66 @@
+"""The Agent Skill folder: valid under the Agent Skills spec, with the Hermes and OpenClaw fields,
+and in step with the CLI it teaches."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import yaml
+
+from marlin_agent.cli import app
+
+SKILL_DIR = Path(__file__).resolve().parents[1] / "skills" / "marlin-video"
+
+
+def _frontmatter() -> tuple[dict, str]:
+    text = (SKILL_DIR / "SKILL.md").read_text()
+    match = re.match(r"^---\n(.*?)\n---\n(.*)$", text, re.S)
+    assert match, "SKILL.md must open with a --- frontmatter block"
+    return yaml.safe_load(match.group(1)), match.group(2)
+
+
+def test_frontmatter_meets_the_agent_skills_spec():
+    meta, body = _frontmatter()
+    assert meta["name"] == SKILL_DIR.name
+    assert re.fullmatch(r"[a-z0-9]+(-[a-z0-9]+)*", meta["name"]) and len(meta["name"]) <= 64
+    assert 1 <= len(meta["description"]) <= 1024
+    assert len(meta.get("compatibility", "")) <= 500
+    assert isinstance(meta.get("allowed-tools", ""), str)  # space-delimited in the spec
+    assert len((SKILL_DIR / "SKILL.md").read_text().splitlines()) < 500
+
+
+def test_frontmatter_carries_the_hermes_and_openclaw_fields():
+    meta, _ = _frontmatter()
+    assert set(meta["platforms"]) == {"linux", "macos"}
+    assert meta["metadata"]["hermes"]["requires_toolsets"] == ["terminal"]
+    assert all({"name", "prompt", "help", "optional"} <= set(v) for v in meta["required_environment_variables"])
+    openclaw = meta["metadata"]["openclaw"]
+    assert openclaw["requires"]["bins"] == ["marlin-agent"]
+    assert openclaw["install"] == [{"kind": "uv", "package": "marlin-agent", "bins": ["marlin-agent"]}]
+
+
+def test_every_linked_reference_exists():
+    _, body = _frontmatter()
+    texts = [body] + [p.read_text() for p in (SKILL_DIR / "references").glob("*.md")]
+    links = {link.split("#")[0] for text in texts for link in re.findall(r"\]\(([^)]+)\)", text)
+             if not link.startswith("http")}
+    assert links
+    for link in links:
+        assert (SKILL_DIR / link).is_file() or (SKILL_DIR / "references" / link).is_file(), link
+
+
+def test_every_command_the_skill_teaches_exists():
+    commands = {c.name for c in app.registered_commands} | {g.name for g in app.registered_groups}
+    texts = [(SKILL_DIR / "SKILL.md").read_text()] + [p.read_text() for p in (SKILL_DIR / "references").glob("*.md")]
+    taught = {m for text in texts for m in re.findall(r"(?:^|`)marlin-agent ([a-z]+)", text, re.M)}
+    assert taught and taught <= commands, taught - commands
+
+
+def test_eval_prompts_cover_both_triggering_and_not():
+    evals = json.loads((SKILL_DIR / "evals" / "evals.json").read_text())
+    assert evals["skill"] == SKILL_DIR.name
+    outcomes = [case["should_trigger"] for case in evals["cases"]]
+    assert outcomes.count(True) >= 5 and outcomes.count(False) >= 3
+    assert all(case["prompt"].strip() and case["expect"].strip() for case in evals["cases"])
