@@ -343,6 +343,7 @@ def mcp_command(
 
 
 # Registered last: the eval commands reuse the options and helpers above.
+from marlin_agent import cli_setup  # noqa: E402,F401  (registers setup and doctor)
 from marlin_agent.cli_engine import engine_app  # noqa: E402
 from marlin_agent.cli_eval import eval_app  # noqa: E402
 

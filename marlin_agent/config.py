@@ -1,7 +1,8 @@
 """Settings: one typed object, built once at a front door and passed down.
 
 Precedence, highest first: explicit overrides (CLI flags) > environment variables >
-the user's ``$MARLIN_HOME/config.toml`` > the shipped ``configs/default.toml``.
+the user's ``$MARLIN_HOME/config.toml`` and ``credentials.toml`` (keys, mode 0600) >
+the shipped ``configs/default.toml``.
 This is the only module that reads the environment.
 """
 
@@ -19,6 +20,8 @@ from marlin_agent.errors import ConfigError
 from marlin_agent.resources import data_path
 
 MediaTransport = Literal["auto", "file", "base64"]
+# API keys that `setup` stores live apart from config.toml, readable by the user only.
+CREDENTIALS_FILE = "credentials.toml"
 
 
 class ServerSettings(BaseModel):
@@ -160,6 +163,10 @@ class Settings(BaseModel):
     def user_config_path(self) -> Path:
         return self.home / "config.toml"
 
+    @property
+    def credentials_path(self) -> Path:
+        return self.home / CREDENTIALS_FILE
+
 
 # Environment variable -> (section, key). DESIGN.md names these.
 ENVIRONMENT: dict[str, tuple[str, str]] = {
@@ -228,8 +235,9 @@ def load_settings(
     home = default_home(env)
     layers: dict[str, Any] = _read_toml(data_path("configs/default.toml"))
     user_file = home / "config.toml"
-    if user_file.is_file():
-        layers = _merge(layers, _read_toml(user_file))
+    for stored in (user_file, home / CREDENTIALS_FILE):
+        if stored.is_file():
+            layers = _merge(layers, _read_toml(stored))
     from_env = {f"{section}.{key}": env.get(name) or None for name, (section, key) in ENVIRONMENT.items()}
     layers = _merge(layers, _nest(from_env))
     layers = _merge(layers, _nest(overrides or {}))

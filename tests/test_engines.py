@@ -212,3 +212,19 @@ def test_a_taken_port_is_named(engine_home):
 def test_a_configured_server_is_used_as_is(engine_home, simulator):
     settings = load_settings(env={"MARLIN_HOME": str(engine_home), "MARLIN_BASE_URL": simulator.base_url})
     assert ensure_server(settings) is settings
+
+
+def test_local_setup_installs_starts_tests_and_makes_the_engine_the_default(home_env, engine_home):
+    config = engine_home / "config.toml"
+    config.write_text('[server]\nbase_url = "http://127.0.0.1:9/v1"\n'
+                      + config.read_text().replace('default = "vllm"', 'default = "sglang"'))
+    result = invoke(["setup", "--local", "vllm", "--yes", "--json"], home_env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    done = document(result)
+    assert done["mode"] == "local" and done["engine"] == "vllm" and done["check"]["format_ok"]
+    stored = (engine_home / "config.toml").read_text()
+    assert 'default = "vllm"' in stored and "base_url" not in stored  # a stored URL would shadow the engine
+    report = document(invoke(["doctor", "--json"], home_env))
+    checks = {c["name"]: c for c in report["checks"]}
+    assert checks["engine"]["detail"].startswith("vllm running at http://127.0.0.1:")
+    assert checks["video_request"]["status"] == "ok"

@@ -101,6 +101,13 @@ class MarlinClient:
 
     # --- the two skills ------------------------------------------------------------------
 
+    async def served_models(self) -> list[str]:
+        """The model names the server lists under /v1/models."""
+        try:
+            return [model.id async for model in self._openai.models.list()]
+        except openai.APIError as exc:
+            raise await self._translate(exc) from None
+
     async def caption(self, clip: StagedClip) -> Caption:
         text = await self._ask(clip, CAPTION_PROMPT, self.server.caption_max_tokens)
         return parse_caption(text, clip.chunk.duration)

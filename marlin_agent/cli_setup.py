@@ -1,0 +1,154 @@
+"""`marlin-agent setup` and `marlin-agent doctor`: get to a working server, and check it stays so."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from marlin_agent.cli import JsonOpt, app, stderr
+from marlin_agent.config import load_settings
+from marlin_agent.domain import SCHEMA_VERSION
+from marlin_agent.errors import InputError, MarlinAgentError
+
+_MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "skip": "[dim]skip[/]"}
+
+
+def _redacted(text: str, secrets: list[str]) -> str:
+    for secret in secrets:
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def _secrets(settings=None, *more: str | None) -> list[str]:
+    found = [s for s in more if s]
+    if settings is not None:
+        for key in (settings.server.api_key, settings.planner.api_key):
+            if key is not None:
+                found.append(key.get_secret_value())
+    return found
+
+
+def _emit(document: dict[str, Any], secrets: list[str]) -> None:
+    text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
+    sys.stdout.write(_redacted(text, secrets) + "\n")
+    sys.stdout.flush()
+
+
+def _fail(exc: MarlinAgentError, as_json: bool, secrets: list[str]) -> None:
+    if as_json:
+        _emit({"error": exc.to_dict()}, secrets)
+    else:
+        stderr.print(_redacted(f"[bold red]error:[/] {exc.message}", secrets), markup=True)
+        if exc.hint:
+            stderr.print(_redacted(f"[dim]hint:[/] {exc.hint}", secrets))
+    raise typer.Exit(exc.exit_code)
+
+
+def _ask_interactively(manager) -> tuple[str, dict]:
+    console = Console(stderr=True)
+    console.print(f"This machine: {manager.platform.describe()}.")
+    choice = typer.prompt("Run Marlin on [1] a hosted endpoint, or [2] a local engine here?", default="2" if
+                          manager.platform.nvidia or manager.platform.apple_silicon else "1", err=True)
+    if choice.strip() == "1":
+        base_url = typer.prompt("Base URL (the API root, e.g. https://host/v1)", err=True)
+        api_key = typer.prompt("API key (hidden; empty for none)", default="", hide_input=True, show_default=False,
+                               err=True)
+        return "hosted", {"base_url": base_url, "api_key": api_key or None}
+    engine = typer.prompt("Engine (vllm, sglang, mlx, cpu)", default=manager.default_engine(), err=True)
+    if engine == "cpu":
+        console.print("The CPU engine runs the model card's transformers code: minutes per minute of footage.")
+    typer.confirm(f"Install {engine} into {manager.venv(engine)} (several GB) and start it?", default=True,
+                  abort=True, err=True)
+    return "local", {"engine": engine}
+
+
+@app.command("setup")
+def setup_command(
+    hosted: Annotated[bool, typer.Option("--hosted", help="Use a hosted OpenAI-compatible endpoint.")] = False,
+    local: Annotated[Optional[str], typer.Option("--local", help="Install and run a local engine: vllm, sglang, mlx, cpu, or auto (what this machine suits).")] = None,
+    base_url: Annotated[Optional[str], typer.Option("--base-url", help="The hosted endpoint's API root.")] = None,
+    api_key: Annotated[Optional[str], typer.Option("--api-key", help='Its API key ("-" reads it from stdin, out of the process list; default env MARLIN_API_KEY).')] = None,
+    model: Annotated[Optional[str], typer.Option("--model", help="The model name the endpoint serves.")] = None,
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask anything (for agents and scripts).")] = False,
+    skip_check: Annotated[bool, typer.Option("--skip-check", help="Store the choice without one test request.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Choose where Marlin runs (hosted or a local engine), test one request, store the choice."""
+    from marlin_agent.engines import EngineManager
+    from marlin_agent.setup_flow import setup_hosted, setup_local
+
+    if api_key == "-":
+        api_key = sys.stdin.readline().strip()
+    api_key = api_key or os.environ.get("MARLIN_API_KEY") or None
+    secrets = _secrets(None, api_key)
+    say = None if as_json else (lambda message: stderr.print(f"[dim]{_redacted(message, secrets)}[/]"))
+    try:
+        settings = load_settings()
+        secrets += _secrets(settings)
+        manager = EngineManager(settings)
+        if hosted and local:
+            raise InputError("choose one: --hosted or --local")
+        if hosted:
+            if not base_url:
+                raise InputError("--hosted needs --base-url", hint="e.g. --base-url https://host/v1 --api-key KEY")
+            mode, values = "hosted", {"base_url": base_url, "api_key": api_key}
+        elif local:
+            mode, values = "local", {"engine": None if local == "auto" else local}
+        elif not yes and sys.stdin.isatty():
+            mode, values = _ask_interactively(manager)
+            secrets += _secrets(None, values.get("api_key"))
+        else:
+            raise InputError("setup needs a choice when it cannot ask",
+                             hint="marlin-agent setup --hosted --base-url URL --api-key KEY --yes, "
+                             "or marlin-agent setup --local auto --yes")
+        if mode == "hosted":
+            result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
+        else:
+            result = setup_local(settings, values["engine"], skip_check, say)
+    except MarlinAgentError as exc:
+        _fail(exc, as_json, secrets)
+    except typer.Abort:
+        stderr.print("nothing changed")
+        raise typer.Exit(1) from None
+    if as_json:
+        _emit(result.model_dump(mode="json"), secrets)
+        return
+    where = f"the {result.engine} engine at {result.base_url}" if result.mode == "local" else result.base_url
+    Console().print(f"Marlin: {result.model} via {where}.")
+    if result.check:
+        Console().print(f"Test request: a 4 s video captioned in {result.check.seconds:.1f} s.")
+    Console().print(f"Stored in {result.config}" + (f"; the key in {result.credentials} (user-only)."
+                                                    if result.api_key_stored else "."))
+    Console().print("Next: marlin-agent ask \"when does …\" --in ./footage")
+
+
+@app.command("doctor")
+def doctor_command(as_json: JsonOpt = False) -> None:
+    """Check Python, media codecs, configuration, engine, server, model access, disk and index; say how to fix each failure."""
+    from marlin_agent.doctor import run_doctor
+
+    config_error = None
+    try:
+        settings = load_settings()
+    except MarlinAgentError as exc:
+        settings, config_error = None, exc
+    report = run_doctor(settings, config_error)
+    secrets = _secrets(settings, os.environ.get("MARLIN_API_KEY"), os.environ.get("MARLIN_PLANNER_API_KEY"))
+    if as_json:
+        _emit(report.model_dump(mode="json"), secrets)
+    else:
+        table = Table(title="marlin-agent doctor")
+        for column in ("check", "status", "detail", "fix"):
+            table.add_column(column, overflow="fold")
+        for check in report.checks:
+            table.add_row(check.name, _MARKS[check.status], _redacted(check.detail, secrets),
+                          _redacted(check.fix or "", secrets))
+        Console().print(table)
+    raise typer.Exit(0 if report.ok else 1)

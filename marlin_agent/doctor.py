@@ -1,0 +1,178 @@
+"""`marlin-agent doctor`: check everything a run needs, and say how to fix what fails.
+
+Each check is independent: a broken config does not hide a missing ffmpeg codec, and an
+unreachable server does not hide a full disk. Nothing here prints or stores a key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import importlib.util
+import shutil
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal
+
+from pydantic import BaseModel
+
+from marlin_agent.config import Settings
+from marlin_agent.errors import GATED_MODEL_URL, MarlinAgentError
+
+Status = Literal["ok", "warn", "fail", "skip"]
+_GB = 1024**3
+
+
+class Check(BaseModel):
+    name: str
+    status: Status
+    detail: str
+    fix: str | None = None
+
+
+class DoctorReport(BaseModel):
+    ok: bool
+    checks: list[Check]
+
+
+def _python() -> Check:
+    version = ".".join(map(str, sys.version_info[:3]))
+    if sys.version_info >= (3, 11):
+        return Check(name="python", status="ok", detail=f"Python {version}")
+    return Check(name="python", status="fail", detail=f"Python {version}", fix="Install Python 3.11 or newer.")
+
+
+def _media() -> Check:
+    try:
+        import av
+
+        av.codec.Codec("libx264", "w")
+        av.codec.Codec("h264", "r")
+    except ImportError:
+        return Check(name="media", status="fail", detail="PyAV is not installed", fix="pip install av")
+    except Exception as exc:  # an FFmpeg build without the codec
+        return Check(name="media", status="fail", detail=f"PyAV cannot encode H.264: {exc}",
+                     fix="Reinstall PyAV from its wheels (pip install --force-reinstall av); they bundle FFmpeg with libx264.")
+    return Check(name="media", status="ok", detail=f"PyAV {av.__version__} with FFmpeg, H.264 encode and decode")
+
+
+def _extras() -> list[Check]:
+    wanted = [("library", "lancedb", "search and the index"), ("library", "sentence_transformers", "search"),
+              ("transcripts", "faster_whisper", "speech transcripts"), ("youtube", "yt_dlp", "URLs"),
+              ("planner", "pydantic_ai", "--planner and extract")]
+    checks = []
+    for extra, module, needed_for in wanted:
+        present = importlib.util.find_spec(module) is not None
+        checks.append(Check(name=f"extra:{module}", status="ok" if present else "warn",
+                            detail=f"{module} {'installed' if present else 'missing'} (needed for {needed_for})",
+                            fix=None if present else f"pip install 'marlin-agent[{extra}]'"))
+    return checks
+
+
+def _credentials(settings: Settings) -> Check | None:
+    path = settings.credentials_path
+    if not path.is_file():
+        return None
+    mode = path.stat().st_mode & 0o777
+    if mode & 0o077:
+        return Check(name="credentials", status="warn", detail=f"{path} is readable by others (mode {mode:o})",
+                     fix=f"chmod 600 {path}")
+    return Check(name="credentials", status="ok", detail=f"keys stored in {path} (user-only)")
+
+
+def _disk(settings: Settings) -> Check:
+    folder = settings.home if settings.home.exists() else next(p for p in settings.home.parents if p.exists())
+    free = shutil.disk_usage(folder).free
+    detail = f"{free / _GB:.1f} GB free at {folder}"
+    if free >= 10 * _GB:
+        return Check(name="disk", status="ok", detail=detail)
+    fix = "Free space, or set MARLIN_HOME to a larger disk (engines take ~10 GB, weights ~5 GB, staged clips grow with footage)."
+    return Check(name="disk", status="warn" if free >= 2 * _GB else "fail", detail=detail, fix=fix)
+
+
+def _index(settings: Settings) -> Check:
+    uri = settings.db_path
+    if "://" not in uri and not Path(uri).exists():
+        return Check(name="index", status="ok", detail=f"no index yet at {uri} (the first index run creates it)")
+    try:
+        from marlin_agent.indexer import open_library
+
+        library = open_library(settings)
+        videos = library.list_videos()
+        counts = library.counts()
+    except MarlinAgentError as exc:
+        return Check(name="index", status="fail" if exc.code != "missing_dependency" else "warn",
+                     detail=exc.message, fix=exc.hint)
+    except Exception as exc:
+        return Check(name="index", status="fail", detail=f"the index at {uri} cannot be read: {exc}",
+                     fix=f"Move {uri} aside and index again.")
+    return Check(name="index", status="ok", detail=f"{len(videos)} videos, "
+                 + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" at {uri}")
+
+
+def _engine(settings: Settings) -> tuple[Check | None, Settings]:
+    """The local engine's state; returns the settings pointed at it when it is running."""
+    if settings.server.base_url:
+        return None, settings
+    from marlin_agent.engines import EngineManager, with_server
+
+    manager = EngineManager(settings)
+    name = manager.default_engine()
+    status = manager.status(name)
+    if not status.installed:
+        return Check(name="engine", status="fail",
+                     detail=f"no server configured and the {name} engine is not installed ({manager.platform.describe()})",
+                     fix=f"marlin-agent setup --local {name} --yes, or marlin-agent setup --hosted --base-url URL "
+                     "--api-key KEY --yes"), settings
+    if not status.running:
+        return Check(name="engine", status="ok", detail=f"{name} installed, not running: it starts on demand "
+                     f"(`marlin-agent engine start {name}` to start it now)"), settings
+    served = with_server(settings, status.base_url, status.model)
+    return Check(name="engine", status="ok", detail=f"{name} running at {status.base_url} (pid {status.pid})"), served
+
+
+def _server(settings: Settings) -> list[Check]:
+    """Reachable, serving the model, and answering a video request."""
+    from marlin_agent.probe import probe_server
+
+    where = settings.server.base_url
+    try:
+        result = asyncio.run(probe_server(settings))
+    except MarlinAgentError as exc:
+        name = {"model_access_denied": "model_access", "auth_failed": "server", "model_not_served": "model",
+                "server_unavailable": "server", "server_timeout": "server"}.get(exc.code, "video_request")
+        hint = exc.hint
+        if exc.code == "model_access_denied":
+            hint = f"Request access at {GATED_MODEL_URL}, then use a key or token of the account that was granted it."
+        return [Check(name=name, status="fail", detail=f"{exc.code}: {exc.message}", fix=hint)]
+    key = "with the stored key" if settings.server.api_key else "without a key"
+    return [Check(name="server", status="ok", detail=f"{where} answers {key}"),
+            Check(name="model", status="ok", detail=f"{result.model} is served"),
+            Check(name="video_request", status="ok" if result.format_ok else "warn",
+                  detail=f"a 4 s test video was captioned in {result.seconds:.1f} s",
+                  fix=None if result.format_ok else "The caption did not keep Marlin's format: check that the "
+                  "server runs Marlin-2B with the architecture override (see README, Serving Marlin).")]
+
+
+def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None = None,
+               load: Callable[[], Settings] | None = None) -> DoctorReport:
+    checks = [_python(), _media()]
+    if config_error is not None:
+        checks.append(Check(name="config", status="fail", detail=config_error.message, fix=config_error.hint))
+        settings = load() if load else None
+    else:
+        checks.append(Check(name="config", status="ok", detail="settings load (flags, environment, config files)"))
+    if settings is not None:
+        credentials = _credentials(settings)
+        if credentials:
+            checks.append(credentials)
+        engine, served = _engine(settings)
+        if engine:
+            checks.append(engine)
+        if served.server.base_url:
+            checks += _server(served)
+        elif engine is None or engine.status == "ok":
+            checks.append(Check(name="server", status="skip", detail="the local engine is not running"))
+        checks += [_disk(settings), _index(settings)]
+    checks += _extras()
+    return DoctorReport(ok=all(c.status != "fail" for c in checks), checks=checks)

@@ -1,0 +1,77 @@
+"""`marlin-agent setup`: choose where Marlin runs, prove it answers, then store the choice.
+
+Nothing is stored until one real video request has succeeded (unless the caller skips
+the check), so a typo in a URL or key never leaves a broken configuration behind.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable
+from typing import Literal
+
+from pydantic import BaseModel, SecretStr
+
+from marlin_agent import user_config
+from marlin_agent.config import Settings
+from marlin_agent.engines import EngineManager, with_server
+from marlin_agent.errors import InputError
+from marlin_agent.probe import ProbeResult, probe_server
+
+Progress = Callable[[str], None]
+
+
+class SetupResult(BaseModel):
+    mode: Literal["hosted", "local"]
+    base_url: str
+    model: str
+    engine: str | None = None
+    config: str
+    api_key_stored: bool = False
+    credentials: str | None = None
+    check: ProbeResult | None = None
+
+
+def _check(settings: Settings, skip: bool) -> ProbeResult | None:
+    return None if skip else asyncio.run(probe_server(settings))
+
+
+def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: str | None = None,
+                 skip_check: bool = False, progress: Progress | None = None) -> SetupResult:
+    """Use an OpenAI-compatible endpoint: test it with the key, then store URL, model and key."""
+    if not base_url.startswith(("http://", "https://")):
+        raise InputError(f"--base-url must be an http(s) URL, not {base_url!r}",
+                         hint="For example https://host/v1 (the API root, usually ending in /v1).")
+    server = settings.server.model_copy(update={
+        "base_url": base_url.rstrip("/"), "model": model or settings.server.model,
+        "api_key": SecretStr(api_key) if api_key else None})
+    trial = settings.model_copy(update={"server": server})
+    if progress:
+        progress(f"testing {server.base_url} with one short video")
+    check = _check(trial, skip_check)
+    user_config.update(settings.user_config_path, {
+        "server": {"base_url": server.base_url, "model": server.model},
+        "engine": {"default": None}})
+    if api_key:
+        user_config.update(settings.credentials_path, {"server": {"api_key": api_key}}, private=True)
+    return SetupResult(mode="hosted", base_url=server.base_url, model=server.model, config=str(settings.user_config_path),
+                       api_key_stored=bool(api_key), credentials=str(settings.credentials_path) if api_key else None,
+                       check=check)
+
+
+def setup_local(settings: Settings, engine: str | None = None, skip_check: bool = False,
+                progress: Progress | None = None) -> SetupResult:
+    """Install the engine (if needed), start it, test it, and make it the on-demand default."""
+    manager = EngineManager(settings)
+    name = engine or manager.default_engine()
+    manager.check_supported(name)
+    if not manager.installed(name):
+        manager.install(name, progress)
+    state = manager.start(name, progress=progress)
+    check = _check(with_server(settings, state.base_url, state.model), skip_check)
+    # A stored base_url would win over the engine, so setting up a local engine removes it.
+    user_config.update(settings.user_config_path, {
+        "server": {"base_url": None, "model": None},
+        "engine": {"default": name, "auto_start": True}})
+    return SetupResult(mode="local", base_url=state.base_url, model=state.model, engine=name,
+                       config=str(settings.user_config_path), check=check)

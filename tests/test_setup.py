@@ -1,0 +1,117 @@
+"""`setup` then `doctor`: a hosted endpoint with a key, the key kept out of every output and log."""
+
+from __future__ import annotations
+
+import json
+import stat
+import tomllib
+
+import pytest
+from typer.testing import CliRunner
+
+from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.cli import app
+from tests.test_cli import document, invoke
+
+SECRET = "sk-marlin-test-5e3c1f0a9b"
+
+
+@pytest.fixture
+def keyed_simulator():
+    with MarlinSimulator(api_key=SECRET) as sim:
+        yield sim
+
+
+@pytest.fixture
+def home(tmp_path):
+    return tmp_path / "home"
+
+
+def _clean_env(home) -> dict:
+    return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": None, "MARLIN_API_KEY": None}
+
+
+def _assert_secret_nowhere(result, home):
+    assert SECRET not in result.stdout + result.stderr
+    for path in home.rglob("*"):
+        if path.is_file() and path.name != "credentials.toml":
+            assert SECRET.encode() not in path.read_bytes(), path
+
+
+def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator, home):
+    env = _clean_env(home)
+    setup = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET, "--yes",
+                    "--json"], env)
+    assert setup.exit_code == 0, setup.stdout + setup.stderr
+    stored = document(setup)
+    assert stored["mode"] == "hosted" and stored["api_key_stored"] is True
+    assert stored["check"]["format_ok"] and stored["check"]["models"] == ["NemoStation/Marlin-2B"]
+    _assert_secret_nowhere(setup, home)
+
+    credentials = home / "credentials.toml"
+    assert stat.S_IMODE(credentials.stat().st_mode) == 0o600
+    assert tomllib.loads(credentials.read_text()) == {"server": {"api_key": SECRET}}
+    assert tomllib.loads((home / "config.toml").read_text())["server"] == {
+        "base_url": keyed_simulator.base_url, "model": "NemoStation/Marlin-2B"}
+
+    doctor = invoke(["doctor", "--json"], env)
+    report = document(doctor)
+    checks = {c["name"]: c for c in report["checks"]}
+    assert doctor.exit_code == 0 and report["ok"], report
+    assert checks["server"]["detail"].endswith("answers with the stored key")
+    assert checks["video_request"]["status"] == "ok"
+    assert checks["credentials"]["status"] == "ok"
+    _assert_secret_nowhere(doctor, home)
+
+    human = invoke(["doctor"], env)  # the table too
+    assert human.exit_code == 0 and SECRET not in human.stdout + human.stderr
+
+    # And the stored choice is what every command now uses.
+    assert keyed_simulator.state.calls  # the setup and doctor test captions
+
+
+def test_a_wrong_key_fails_setup_and_stores_nothing(keyed_simulator, home):
+    result = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", "sk-wrong-1234",
+                     "--yes", "--json"], _clean_env(home))
+    assert result.exit_code == 4
+    assert document(result)["error"]["code"] == "auth_failed"
+    assert "sk-wrong-1234" not in result.stdout + result.stderr
+    assert not (home / "config.toml").exists() and not (home / "credentials.toml").exists()
+
+
+def test_the_key_can_come_from_stdin_out_of_the_process_list(keyed_simulator, home):
+    result = CliRunner().invoke(app, ["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", "-",
+                                      "--yes", "--json"], input=SECRET + "\n", env=_clean_env(home))
+    assert result.exit_code == 0, result.stdout
+    assert SECRET not in result.stdout
+    assert tomllib.loads((home / "credentials.toml").read_text())["server"]["api_key"] == SECRET
+
+
+def test_setup_that_cannot_ask_says_what_to_pass(home):
+    result = invoke(["setup", "--json"], _clean_env(home))
+    assert result.exit_code == 2
+    assert "--hosted --base-url URL --api-key KEY --yes" in document(result)["error"]["hint"]
+
+
+def test_doctor_turns_a_gated_model_into_the_access_link(simulator, home):
+    simulator.state.fault = "deny_model"
+    result = invoke(["doctor", "--json"], {**_clean_env(home), "MARLIN_BASE_URL": simulator.base_url})
+    assert result.exit_code == 1
+    failed = [c for c in document(result)["checks"] if c["status"] == "fail"]
+    assert [c["name"] for c in failed] == ["model_access"]
+    assert "https://huggingface.co/NemoStation/Marlin-2B" in failed[0]["fix"]
+
+
+def test_doctor_keeps_checking_past_a_broken_config_and_an_unreachable_server(home):
+    home.mkdir(parents=True)
+    (home / "config.toml").write_text("[server\nbase_url = ")
+    broken = document(invoke(["doctor", "--json"], _clean_env(home)))
+    names = {c["name"]: c["status"] for c in broken["checks"]}
+    assert names["config"] == "fail" and names["media"] == "ok" and "extra:lancedb" in names
+
+    (home / "config.toml").write_text('[server]\nbase_url = "http://127.0.0.1:9/v1"\n')
+    down = document(invoke(["doctor", "--json"], _clean_env(home)))
+    server = next(c for c in down["checks"] if c["name"] == "server")
+    assert server["status"] == "fail" and "server_unavailable" in server["detail"] and server["fix"]
+    assert {c["name"] for c in down["checks"]} >= {"disk", "index"}
+    assert json.dumps(down)  # one well-formed document even when things fail
