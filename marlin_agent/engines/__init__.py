@@ -2,7 +2,7 @@
 
 from marlin_agent.engines.local import ensure_server, with_server
 from marlin_agent.engines.manager import EngineManager, EngineState, EngineStatus
-from marlin_agent.engines.platform import Platform, detect_platform
+from marlin_agent.engines.machine import Platform, detect_platform
 from marlin_agent.engines.recipes import RECIPES, Launch, recipe
 
 __all__ = ["RECIPES", "EngineManager", "EngineState", "EngineStatus", "Launch", "Platform", "detect_platform",

@@ -26,7 +26,7 @@ import httpx
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
-from marlin_agent.engines.platform import Platform, detect_platform
+from marlin_agent.engines.machine import Platform, detect_platform
 from marlin_agent.engines.recipes import Launch, Recipe, recipe
 from marlin_agent.errors import (
     GATED_MODEL_URL,
@@ -229,6 +229,10 @@ class EngineManager:
         found = self.check_supported(engine)
         if role == "planner" and not model:
             raise EngineFailed("a planner server needs --model (the planner LLM to serve)")
+        if role == "planner" and engine == "cpu":
+            raise EngineUnsupported("the CPU engine serves Marlin only, not a planner LLM",
+                                    hint="Serve the planner with any OpenAI-compatible server and set "
+                                    "MARLIN_PLANNER_BASE_URL, or use a hosted planner (--planner provider/name).")
         running = self.state(engine, role)
         if running is not None:
             if wait:
@@ -238,6 +242,9 @@ class EngineManager:
             raise EngineNotInstalled(f"the {engine} engine is not installed",
                                      hint=f"marlin-agent engine install {engine}")
         launch = self.launch(engine, role, model, port)
+        if engine == "cpu" and progress:
+            progress("the CPU engine is slow (minutes per minute of footage); a GPU engine or a hosted endpoint "
+                     "is much faster")
         if not _port_free(launch.host, launch.port):
             raise EngineFailed(f"port {launch.port} on {launch.host} is taken by another program",
                                hint="Stop it, or choose another port: --port N (or [engine] port in the config).")

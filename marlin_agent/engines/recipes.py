@@ -110,10 +110,11 @@ RECIPES: dict[str, Recipe] = {
     # The community port of SGLang's MLX backend that serves Marlin's video input on Apple Silicon.
     "mlx": Recipe("mlx", "SGLang MLX port", (f"sglang @ {MLX_BRANCH}", "mlx", "mlx-lm"), "apple_silicon",
                   marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}),
-    # The model card's reference path, for machines with neither: transformers on the CPU.
+    # The model card's reference path, for machines with neither: transformers on the CPU
+    # (the CPU build of torch; no torchvision, see cpu_server.py).
     "cpu": Recipe("cpu", "transformers (CPU)",
                   ("--extra-index-url", "https://download.pytorch.org/whl/cpu",
-                   "torch", "torchvision", "transformers>=5", "accelerate", "av", "pillow"), "any"),
+                   "torch", "transformers>=5.5", "av", "pillow", "numpy"), "any"),
 }
 
 
