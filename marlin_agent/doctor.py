@@ -151,7 +151,7 @@ def _server(settings: Settings) -> list[Check]:
             Check(name="video_request", status="ok" if result.format_ok else "warn",
                   detail=f"a 4 s test video was captioned in {result.seconds:.1f} s",
                   fix=None if result.format_ok else "The caption did not keep Marlin's format: check that the "
-                  "server runs Marlin-2B with the architecture override (see README, Serving Marlin).")]
+                  "server runs Marlin-2B with the architecture override (see README, Running Marlin).")]
 
 
 def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None = None,

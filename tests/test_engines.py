@@ -228,3 +228,16 @@ def test_local_setup_installs_starts_tests_and_makes_the_engine_the_default(home
     checks = {c["name"]: c for c in report["checks"]}
     assert checks["engine"]["detail"].startswith("vllm running at http://127.0.0.1:")
     assert checks["video_request"]["status"] == "ok"
+
+
+def test_a_second_server_for_a_local_planner_runs_beside_marlin(home_env):
+    manager = EngineManager(load_settings(env=home_env))
+    marlin = manager.start("vllm", port=_free_port())
+    planner = manager.start("vllm", role="planner", model="Qwen/Qwen3-4B", port=_free_port())
+    try:
+        assert "--hf-overrides" not in planner.command and planner.command[1:3] == ["serve", "Qwen/Qwen3-4B"]
+        assert [m["id"] for m in httpx.get(planner.base_url + "/models", timeout=5).json()["data"]] == ["Qwen/Qwen3-4B"]
+        assert manager.status("vllm").healthy and manager.status("vllm", "planner").healthy
+    finally:
+        assert manager.stop("vllm", "planner") and manager.stop("vllm")
+    assert marlin.port != planner.port
