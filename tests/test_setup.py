@@ -115,3 +115,60 @@ def test_doctor_keeps_checking_past_a_broken_config_and_an_unreachable_server(ho
     assert server["status"] == "fail" and "server_unavailable" in server["detail"] and server["fix"]
     assert {c["name"] for c in down["checks"]} >= {"disk", "index"}
     assert json.dumps(down)  # one well-formed document even when things fail
+
+
+def _converse(command: list[str], env: dict, script: list[tuple[str, str]], timeout: float = 120) -> str:
+    """Run ``command`` on a terminal, answering each prompt (a substring) as it appears."""
+    import os
+    import select
+    import subprocess
+    import termios
+    import time
+
+    master, slave = os.openpty()
+    process = subprocess.Popen(command, stdin=slave, stdout=slave, stderr=slave, env=env, start_new_session=True)
+    os.close(slave)
+    seen, pending, deadline = "", list(script), time.monotonic() + timeout
+    try:
+        while time.monotonic() < deadline:
+            ready, _, _ = select.select([master], [], [], 0.5)
+            if ready:
+                try:
+                    chunk = os.read(master, 4096).decode(errors="replace")
+                except OSError:  # the child closed the terminal
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            if pending and pending[0][0] in seen:
+                # A hidden prompt turns echo off (flushing typed-ahead input): answer only once it has.
+                if "hidden" not in pending[0][0] or not termios.tcgetattr(master)[3] & termios.ECHO:
+                    os.write(master, (pending.pop(0)[1] + "\n").encode())
+            if process.poll() is not None and not ready:
+                break
+        process.wait(timeout=10)
+    finally:
+        os.close(master)
+        if process.poll() is None:
+            process.kill()
+    assert not pending, f"never asked {pending[0][0]!r}; the terminal showed:\n{seen}"
+    return seen
+
+
+def test_interactive_setup_asks_on_a_terminal_and_hides_the_key(keyed_simulator, home):
+    import os
+    import sys
+    from pathlib import Path
+
+    env = {**os.environ, "MARLIN_HOME": str(home), "COLUMNS": "200",
+           "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    for name in ("MARLIN_BASE_URL", "MARLIN_API_KEY"):
+        env.pop(name, None)
+    screen = _converse([sys.executable, "-m", "marlin_agent", "setup"], env, [
+        ("a hosted endpoint, or [2] a local engine", "1"),
+        ("Base URL", keyed_simulator.base_url),
+        ("API key (hidden", SECRET),
+    ])
+    assert "This machine: " in screen
+    assert "captioned in" in screen and SECRET not in screen
+    assert tomllib.loads((home / "credentials.toml").read_text())["server"]["api_key"] == SECRET
