@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import shutil
 import sys
 from pathlib import Path
@@ -146,3 +147,47 @@ def test_the_guard_resolves_relative_paths_from_the_first_root_and_allows_urls(t
         PathGuard([tmp_path], allow_urls=False).source("https://example.org/v.mp4")
     with pytest.raises(PathNotAllowed):
         guard.source(str(tmp_path.parent))
+
+
+def test_caption_find_and_a_marlin_extract_job(library_env, root):
+    async def work(client):
+        caption = await client.call_tool("caption", {"video": "short_field.mp4"})
+        find = await client.call_tool("find", {"event": "a red circle appears", "video": "short_field.mp4"})
+        job = (await client.call_tool("extract", {"schema": "marlin", "paths": ["."], "wait_seconds": 120})
+               ).structured_content
+        while job["state"] == "running":
+            job = (await client.call_tool("job_status", {"job_id": job["id"], "wait_seconds": 10})).structured_content
+        outside = await client.call_tool("extract", {"schema": "marlin", "paths": ["."], "output": "/tmp/x.jsonl"})
+        return caption, find, job, outside
+
+    caption, find, job, outside = _session(library_env, root, work)
+    assert caption.structured_content["events"][0]["text"] == "a red circle appears"
+    assert find.structured_content["candidates"][0]["start"] == pytest.approx(4.0, abs=1.0)
+    assert job["state"] == "done" and job["result"]["rows_ok"] == 1, job
+    assert Path(job["result"]["output"]).is_file()
+    assert outside.is_error and "path_not_allowed" in outside.content[0].text
+
+
+def test_an_ask_that_outlasts_its_bound_hands_indexing_over_to_a_job(library_env, root, simulator):
+    (root.parent / "home").mkdir(exist_ok=True)
+    (root.parent / "home" / "config.toml").write_text("[mcp]\ncall_seconds = 5.0\n")
+    env = {**library_env, "MARLIN_HOME": str(root.parent / "home")}
+
+    async def work(client):
+        simulator.state.latency = 8.0  # captioning the new video alone outlasts the 5 s bound
+        first = await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]})
+        job_id = re.search(r"job (index-\w+)", first.content[0].text).group(1)
+        simulator.state.latency = 0.0
+        job = (await client.call_tool("job_status", {"job_id": job_id, "wait_seconds": 5})).structured_content
+        while job["state"] == "running":
+            job = (await client.call_tool("job_status", {"job_id": job_id, "wait_seconds": 5})).structured_content
+        for _ in range(3):  # over indexed footage an ask is a few quick calls
+            again = await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]})
+            if not again.is_error:
+                break
+        return first, job, again
+
+    first, job, again = _session(env, root, work)
+    assert first.is_error and "timeout" in first.content[0].text and "job_status" in first.content[0].text
+    assert job["state"] == "done" and job["result"]["chunks_captioned"] == 1
+    assert not again.is_error and again.structured_content["found"] is True
