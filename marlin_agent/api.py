@@ -40,11 +40,20 @@ class VideoAgent:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(_FLAGS)})")
         self.settings = settings or load_settings({_FLAGS[k]: v for k, v in overrides.items()}, env=env)
 
+    def _served(self) -> Settings:
+        """The settings with a server: as configured, else the local engine (started on first need)."""
+        if not self.settings.server.base_url:
+            from marlin_agent.engines import ensure_server
+
+            self.settings = ensure_server(self.settings)
+        return self.settings
+
     async def aask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
                    sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
         from marlin_agent.planners.run import ask
 
-        return await ask(question, _sources(sources), self.settings, clips_dir=Path(clips) if clips else None,
+        settings = await asyncio.to_thread(self._served)
+        return await ask(question, _sources(sources), settings, clips_dir=Path(clips) if clips else None,
                          sheet=Path(sheet) if sheet else None, planner_model=planner_model)
 
     def ask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
@@ -66,7 +75,7 @@ class VideoAgent:
         from marlin_agent.extraction.schema import load_schema
 
         loaded = load_schema(schema)
-        rows = rows_of(loaded, _sources(sources), self.settings, Path(output), per=per, model=model,
+        rows = rows_of(loaded, _sources(sources), self._served(), Path(output), per=per, model=model,
                        instructions=instructions, retry_failed=retry_failed)
         loop = asyncio.new_event_loop()
         try:
@@ -84,7 +93,7 @@ class VideoAgent:
     async def aindex(self, sources: str | Path | list[str | Path]):
         from marlin_agent.indexer import index_inputs
 
-        return await index_inputs(_sources(sources), self.settings)
+        return await index_inputs(_sources(sources), await asyncio.to_thread(self._served))
 
     def index(self, sources: str | Path | list[str | Path]):
         """Caption and transcribe footage into the library; resumes an interrupted run."""
@@ -99,20 +108,19 @@ class VideoAgent:
         """The ``k`` best moments in the library for ``query`` (events, scenes, speech)."""
         return asyncio.run(self.asearch(query, within, k))
 
-    async def _with_client(self, work):
-        from marlin_agent.marlin import MarlinClient
-
-        async with MarlinClient(self.settings.server) as client:
-            return await work(client)
-
     def caption(self, video: str | Path, start: float | None = None, end: float | None = None) -> VideoCaption:
         """Marlin's captions for a video, chunk by chunk, with times in the video's seconds."""
+        from marlin_agent.marlin import with_client
         from marlin_agent.scan import caption_video
 
-        return asyncio.run(self._with_client(lambda c: caption_video(Path(video), self.settings, c, start, end)))
+        settings = self._served()
+        return asyncio.run(with_client(settings.server, lambda c: caption_video(Path(video), settings, c, start, end)))
 
     def find(self, event: str, video: str | Path, start: float | None = None, end: float | None = None) -> FindResult:
         """Marlin's unverified candidate span per chunk for ``event`` (use ``ask`` for verified moments)."""
+        from marlin_agent.marlin import with_client
         from marlin_agent.scan import find_in_video
 
-        return asyncio.run(self._with_client(lambda c: find_in_video(event, Path(video), self.settings, c, start, end)))
+        settings = self._served()
+        return asyncio.run(with_client(settings.server, lambda c: find_in_video(event, Path(video), settings, c, start,
+                                                                                end)))

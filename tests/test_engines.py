@@ -241,3 +241,11 @@ def test_a_second_server_for_a_local_planner_runs_beside_marlin(home_env):
     finally:
         assert manager.stop("vllm", "planner") and manager.stop("vllm")
     assert marlin.port != planner.port
+
+
+def test_the_python_api_also_starts_the_local_engine_on_demand(home_env, footage):
+    from marlin_agent import VideoAgent
+
+    agent = VideoAgent(env={k: v for k, v in home_env.items() if v is not None})
+    result = agent.find("a red circle appears", footage["short_field"])
+    assert result.candidates and agent.settings.server.base_url.startswith("http://127.0.0.1:")

@@ -216,3 +216,9 @@ class MarlinClient:
             return NonVideoEngine(f"the server at {self.base_url} is {engine}, which cannot read video")
         message = exc.message if exc is not None else "the request was refused"
         return ServerRejected(f"the Marlin server at {self.base_url} refused the request: {message}")
+
+
+async def with_client(server: ServerSettings, work):
+    """Await ``work(client)`` with a client that is closed afterwards, whatever happens."""
+    async with MarlinClient(server) as client:
+        return await work(client)

@@ -24,6 +24,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, FindResult, VideoCaption
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.library import VideoRecord
+from marlin_agent.marlin import with_client
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.search import SearchResult
@@ -194,7 +195,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         path = _checked(guard.path, video)
         settings = await tools.served()
-        return await tools.bounded(_with_client(settings, lambda c: find_in_video(event, path, settings, c, start, end)),
+        return await tools.bounded(with_client(settings.server, lambda c: find_in_video(event, path, settings, c, start, end)),
                                    "find")
 
     @server.tool()
@@ -204,7 +205,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         path = _checked(guard.path, video)
         settings = await tools.served()
-        return await tools.bounded(_with_client(settings, lambda c: caption_video(path, settings, c, start, end)),
+        return await tools.bounded(with_client(settings.server, lambda c: caption_video(path, settings, c, start, end)),
                                    "caption")
 
     @server.tool()
@@ -261,13 +262,6 @@ def _checked(check, value):
         return check(value)
     except MarlinAgentError as exc:
         raise _tool_error(exc) from None
-
-
-async def _with_client(settings: Settings, work):
-    from marlin_agent.marlin import MarlinClient
-
-    async with MarlinClient(settings.server) as client:
-        return await work(client)
 
 
 def serve_stdio(settings: Settings, roots: list[str | Path] | None = None) -> None:
