@@ -166,20 +166,25 @@ def caption_command(
 def describe_command(
     video: VideoArg,
     max_chars: Annotated[int, typer.Option("--max-chars", min=40, help="Longest summary to print, in characters.")] = 2000,
+    no_speech: Annotated[bool, typer.Option("--no-speech", help="Leave out what is said (no transcription).")] = False,
     base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
     concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
 ) -> None:
-    """Print a plain-text summary of a video (scenes and timed events) for hosts that want prose."""
+    """Print a plain-text summary of a video (scenes, timed events, speech) for hosts that want prose."""
     from marlin_agent.describe import describe_text
     from marlin_agent.marlin import MarlinClient
     from marlin_agent.scan import caption_video
+    from marlin_agent.transcripts import speech_of
 
     async def work():
         settings = await _served(_settings(base_url, api_key, model, media, concurrency, chunk_seconds))
         async with MarlinClient(settings.server) as client:
-            return await caption_video(video, settings, client)
+            result = await caption_video(video, settings, client)
+        speech = None if no_speech else await speech_of(result.video, settings, warn=stderr.print)
+        return result, speech
 
-    print(describe_text(_run(False, work), max_chars))
+    result, speech = _run(False, work)
+    print(describe_text(result, max_chars, speech))
 
 
 @app.command("find")

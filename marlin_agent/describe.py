@@ -2,21 +2,15 @@
 
 OpenClaw's video hook (and anything like it) hands a video to a command and pastes what
 it prints into the conversation. The budget is spent in order of use to a reader: what
-the video is, what the first scene shows, the timeline of events, then later scenes.
+the video is, what the opening scene shows, the timeline of events, what is said, and
+then the later scenes; the text keeps the video's own order.
 """
 
 from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import VideoCaption
-
-_MORE = "… ({n} more events)"
-
-
-def _header(result: VideoCaption) -> str:
-    video = result.video
-    audio = "with audio" if video.has_audio else "no audio"
-    return f"Video: {video.path.name}, {clock(video.duration)}, {video.width}x{video.height}, {audio}."
+from marlin_agent.transcripts import TranscriptLine
 
 
 def _fit(text: str, budget: int) -> str:
@@ -28,38 +22,60 @@ def _fit(text: str, budget: int) -> str:
     return (cut.rsplit(" ", 1)[0] if " " in cut[budget // 2:] else cut) + "…"
 
 
-def describe_text(result: VideoCaption, max_chars: int = 2000) -> str:
-    """``result`` as prose of at most ``max_chars`` characters (events cut before the header)."""
+class _Page:
+    """Lines placed by section and position, within a character budget."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget, self.used = budget, 0
+        self.lines: dict[tuple[int, int], str] = {}
+
+    def room(self) -> int:
+        return self.budget - self.used - (1 if self.lines else 0)  # a newline before the next line
+
+    def add(self, key: tuple[int, int], text: str) -> bool:
+        if not text or len(text) > self.room():
+            return False
+        self.used += len(text) + (1 if self.lines else 0)
+        self.lines[key] = text
+        return True
+
+    def add_run(self, section: int, title: str, items: list[str], leave: int = 0) -> None:
+        """A titled list, as many items as fit (keeping ``leave`` characters), and what was left out."""
+        if not items or not self.add((section, -1), title):
+            return
+        for index, item in enumerate(items):
+            rest = len(items) - index - 1
+            note = f"… ({rest} more)" if rest else ""
+            if len(item) + 1 + (len(note) + 1 if note else 0) > self.room() - leave:
+                self.add((section, index), f"… ({len(items) - index} more)")
+                return
+            self.add((section, index), item)
+
+    def text(self) -> str:
+        return "\n".join(self.lines[key] for key in sorted(self.lines))
+
+
+def describe_text(result: VideoCaption, max_chars: int = 2000, speech: list[TranscriptLine] | None = None) -> str:
+    """``result`` (and what is said in it) as prose of at most ``max_chars`` characters."""
+    video = result.video
+    audio = "with audio" if video.has_audio else "no audio"
+    header = f"Video: {video.path.name}, {clock(video.duration)}, {video.width}x{video.height}, {audio}."
     chunks = [c for c in result.chunks if c.scene.strip()]
-    header = _header(result)
-    scenes = [(f"Scene: {c.scene.strip()}" if len(chunks) == 1 else f"Scene {clock(c.start)}-{clock(c.end)}: {c.scene.strip()}")
-              for c in chunks]
+    scenes = [f"Scene: {c.scene.strip()}" if len(chunks) == 1 else
+              f"Scene {clock(c.start)}-{clock(c.end)}: {c.scene.strip()}" for c in chunks]
     events = [f"{clock(e.start)}-{clock(e.end)} {e.text}" for e in result.events]
+    said = [f"{clock(line.start)} {line.text}" for line in speech or []]
     failed = (f"({len(result.failures)} of {len(result.failures) + len(result.chunks)} chunks could not be described.)"
               if result.failures else "")
 
-    full = "\n".join(filter(None, [header, *scenes, "Events:" if events else "", *events, failed]))
-    if len(full) <= max_chars:
-        return full
-
-    # Over budget: header, the opening scene, then as many events as fit; later scenes go first.
-    lines = [_fit(header, max_chars)]
-    used = len(lines[0])
-    if scenes and used + 1 < max_chars:
-        opening = _fit(scenes[0], min(max_chars - used - 1, max(120, (max_chars - used) // 3)))
-        lines.append(opening)
-        used += len(opening) + 1
-    if events and used + len("\nEvents:") < max_chars:
-        lines.append("Events:")
-        used += len("Events:") + 1
-        for shown, line in enumerate(events):
-            rest = len(events) - shown - 1
-            tail = len(_MORE.format(n=rest)) + 1 if rest else 0
-            if used + len(line) + 1 + tail > max_chars:
-                more = _MORE.format(n=len(events) - shown)
-                if used + len(more) + 1 <= max_chars:
-                    lines.append(more)
-                break
-            lines.append(line)
-            used += len(line) + 1
-    return "\n".join(lines)[:max_chars]
+    page = _Page(max_chars)
+    page.add((0, 0), _fit(header, max_chars))
+    if scenes:
+        page.add((1, 0), _fit(scenes[0], max(0, min(page.room(), max(160, max_chars // 3)))))
+    # Events first, but keep a share of what is left for speech when there is any.
+    page.add_run(3, "Events:", events, leave=page.room() // 3 if said else 0)
+    page.add_run(4, "Speech:", said)
+    for index, scene in enumerate(scenes[1:], 1):
+        page.add((1, index), scene)
+    page.add((5, 0), failed)
+    return page.text()

@@ -7,6 +7,7 @@ audio stream, or only silence, has an empty transcript, not an error.
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import os
 import re
@@ -203,3 +204,22 @@ def cached_transcript(video: VideoInfo, transcriber: Transcriber, cache_dir: Pat
     partial.write_text(transcript.model_dump_json())
     os.replace(partial, target)
     return transcript
+
+
+async def speech_of(video: VideoInfo, settings, warn=None) -> list[TranscriptLine] | None:
+    """What is said in ``video`` (cached per video and model), or None when there is nothing to hear
+    or transcription is off or not installed (``warn`` says which)."""
+    if not video.has_audio or not settings.library.transcribe:
+        return None
+    try:
+        transcriber = Transcriber(settings.library.whisper_model)
+        transcript = await asyncio.to_thread(cached_transcript, video, transcriber, settings.cache_dir)
+    except MissingDependency as exc:
+        if warn:
+            warn(f"speech left out: {exc.message} ({exc.hint})")
+        return None
+    except Exception as exc:  # e.g. the Whisper model cannot be downloaded: the summary goes on without speech
+        if warn:
+            warn(f"speech left out: transcription failed ({type(exc).__name__}: {str(exc)[:200]})")
+        return None
+    return transcript.lines

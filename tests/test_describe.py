@@ -24,6 +24,17 @@ def test_describe_keeps_within_the_character_budget_and_says_what_it_left_out(fo
     assert "more events)" in short or short.count("\n") >= 4
 
 
+def test_describe_adds_what_is_said_and_keeps_it_within_the_budget(speech_video, env, offline_models):
+    env = {**env, **offline_models}
+    text = invoke(["describe", str(speech_video)], env).stdout
+    assert "Speech:\n" in text and "goalkeeper saves the penalty" in text.lower()
+    assert "0:02.0-0:06.0 a red circle appears" in text
+    short = invoke(["describe", str(speech_video), "--max-chars", "260"], env).stdout.rstrip("\n")
+    assert len(short) <= 260 and "Events:" in short and "Speech:" in short
+    quiet = invoke(["describe", str(speech_video), "--no-speech"], env).stdout
+    assert "Speech:" not in quiet
+
+
 def test_describe_fails_with_a_message_on_stderr_and_nothing_on_stdout(tmp_path, env):
     bad = tmp_path / "broken.mp4"
     bad.write_bytes(b"not a video")
