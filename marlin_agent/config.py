@@ -136,6 +136,7 @@ class EngineSettings(BaseModel):
     max_model_len: int = Field(65536, ge=4096)
     extra_args: list[str] = Field(default_factory=list)
     requirements: dict[str, list[str]] = Field(default_factory=dict)
+    sources: dict[str, str] = Field(default_factory=dict)
 
 
 class Settings(BaseModel):

@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from evals.synthetic.standin_engine import build_wheel
+from evals.synthetic.standin_engine import build_wheel, make_source_repository
 from marlin_agent.config import load_settings
 from marlin_agent.engines import EngineManager, Launch, Platform, ensure_server, recipe
 from marlin_agent.errors import EngineFailed, EngineNotInstalled, EngineUnsupported
@@ -61,7 +61,11 @@ def test_the_mlx_engine_serves_the_mlx_weights_with_the_original_tokenizer():
         "--enable-multimodal",
         "--mm-process-config", '{"video":{"fps":2.0,"min_frames":4,"max_frames":240,"max_pixels":200704}}',
         "--host", "127.0.0.1", "--port", "8000"]
-    assert "Itssshikhar/sglang@codex/marlin-mlx-mm-support" in " ".join(mlx.requirements)
+    assert mlx.source.url == "https://github.com/Itssshikhar/sglang.git"
+    assert mlx.source.branch == "codex/marlin-mlx-mm-support"
+    assert (mlx.source.subdir, mlx.source.extras, mlx.source.swap) == (
+        "python", "all_mps", ("pyproject_other.toml", "pyproject.toml"))
+    assert mlx.requirements == ("--upgrade", "mlx", "mlx-lm")
     assert mlx.served_model(_launch()) == "NemoStation/Marlin-2B-MLX-8bit"
 
 
@@ -103,11 +107,13 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _write_config(home: Path, wheel: Path, **engine) -> None:
+def _write_config(home: Path, wheel: Path, mlx_source: str, **engine) -> None:
     lines = ["[engine]", "check_platform = false", "start_timeout = 60.0",
              *(f"{k} = {json.dumps(v)}" for k, v in engine.items()),
              "[engine.requirements]",
-             *(f'{name} = ["--no-index", {json.dumps(str(wheel))}]' for name in ("vllm", "sglang", "mlx"))]
+             *(f'{name} = ["--no-index", {json.dumps(str(wheel))}]' for name in ("vllm", "sglang")),
+             "mlx = []",  # built from its source branch alone
+             "[engine.sources]", f"mlx = {json.dumps(mlx_source)}"]
     home.mkdir(parents=True, exist_ok=True)
     (home / "config.toml").write_text("\n".join(lines) + "\n")
 
@@ -116,7 +122,9 @@ def _write_config(home: Path, wheel: Path, **engine) -> None:
 def engine_home(tmp_path_factory) -> Path:
     """A MARLIN_HOME whose vllm, sglang and mlx engines are the stand-in, installed by `engine install`."""
     home = tmp_path_factory.mktemp("engine-home")
-    _write_config(home, build_wheel(tmp_path_factory.mktemp("wheel")), default="vllm", port=_free_port())
+    wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
+    source = make_source_repository(tmp_path_factory.mktemp("sglang-source"), wheel)
+    _write_config(home, wheel, source, default="vllm", port=_free_port())
     for name in ("vllm", "sglang", "mlx"):
         result = invoke(["engine", "install", name, "--json"], {"MARLIN_HOME": str(home)})
         assert result.exit_code == 0, result.stdout + result.stderr
@@ -130,6 +138,19 @@ def home_env(engine_home, offline_models):
     yield env
     for name in ("vllm", "sglang", "mlx"):
         invoke(["engine", "stop", name], env)
+
+
+def test_the_mlx_engine_is_built_from_its_branch_with_the_apple_project_file(engine_home):
+    checkout = engine_home / "engines" / "mlx" / "src" / "python"
+    assert "standin_backend" in (checkout / "pyproject.toml").read_text()  # pyproject_other.toml took its place
+    assert not (checkout / "pyproject_other.toml").exists()
+    assert (engine_home / "engines" / "mlx" / "venv" / "lib").is_dir()
+    log = (engine_home / "engines" / "mlx" / "install.log").read_text()
+    assert "git clone --depth 1 --branch marlin-mlx" in log and "python[all_mps]" in log
+    # A second install updates the checkout in place and builds again.
+    result = invoke(["engine", "install", "mlx", "--json"], {"MARLIN_HOME": str(engine_home)})
+    assert result.exit_code == 0, result.stdout
+    assert "fetch --depth 1 origin marlin-mlx" in (engine_home / "engines" / "mlx" / "install.log").read_text()
 
 
 def test_install_puts_the_engine_in_its_own_environment(engine_home):

@@ -138,3 +138,43 @@ def build_wheel(folder: Path, python: str = sys.executable,
 
 if __name__ == "__main__":
     main()
+
+
+_BACKEND = '''"""An in-tree build backend: the "build" hands over the stand-in wheel kept beside it."""
+import os
+import shutil
+
+_WHEEL = os.path.join(os.path.dirname(os.path.abspath(__file__)), "dist", {name!r})
+
+
+def get_requires_for_build_wheel(config_settings=None):
+    return []
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    shutil.copy(_WHEEL, wheel_directory)
+    return {name!r}
+'''
+
+
+def make_source_repository(folder: Path, wheel: Path, branch: str = "marlin-mlx") -> str:
+    """A git repository laid out like SGLang's: ``python/pyproject.toml`` cannot build here, and
+    ``python/pyproject_other.toml`` (the Apple-Silicon project file) builds the stand-in.
+    Returns ``"file://…#branch"`` for ``[engine.sources]``."""
+    import shutil
+    import subprocess
+
+    project = folder / "python"
+    (project / "dist").mkdir(parents=True)
+    shutil.copy(wheel, project / "dist" / wheel.name)
+    (project / "standin_backend.py").write_text(_BACKEND.format(name=wheel.name))
+    (project / "pyproject.toml").write_text(
+        '[build-system]\nrequires = ["cuda-only-requirement-that-does-not-exist"]\nbuild-backend = "nowhere"\n')
+    (project / "pyproject_other.toml").write_text(
+        '[build-system]\nrequires = []\nbuild-backend = "standin_backend"\nbackend-path = ["."]\n\n'
+        '[project]\nname = "standin-engines"\nversion = "0.1"\n\n[project.optional-dependencies]\nall_mps = []\n')
+    git = ["git", "-c", "user.name=marlin-tests", "-c", "user.email=tests@invalid", "-C", str(folder)]
+    subprocess.run(["git", "init", "-q", "-b", branch, str(folder)], check=True)
+    subprocess.run([*git, "add", "."], check=True)
+    subprocess.run([*git, "commit", "-q", "-m", "stand-in engine source"], check=True)
+    return f"{folder.resolve().as_uri()}#{branch}"

@@ -73,7 +73,8 @@ def sample_frames(data: bytes, fps: float, min_frames: int, max_frames: int) -> 
     try:
         with av.open(io.BytesIO(data)) as container:
             stream = container.streams.video[0]
-            decoded = [(float(frame.time or 0.0), frame.to_ndarray(format="rgb24")) for frame in container.decode(stream)]
+            decoded = [(float(frame.time or 0.0), frame.to_ndarray(format="rgb24"))
+                       for frame in container.decode(stream)]
     except (av.FFmpegError, IndexError) as exc:
         raise BadRequest(f"the video cannot be decoded: {exc}") from exc
     if not decoded:

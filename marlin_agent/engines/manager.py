@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
@@ -18,6 +19,7 @@ import sys
 import time
 import venv
 from collections.abc import Callable
+from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
@@ -27,7 +29,7 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.engines.machine import Platform, detect_platform
-from marlin_agent.engines.recipes import Launch, Recipe, recipe
+from marlin_agent.engines.recipes import Launch, Recipe, Source, recipe
 from marlin_agent.errors import (
     GATED_MODEL_URL,
     EngineFailed,
@@ -167,24 +169,72 @@ class EngineManager:
         return found
 
     def requirements(self, engine: str) -> list[str]:
-        return list(self.settings.engine.requirements.get(engine) or recipe(engine).requirements)
+        return list(self.settings.engine.requirements.get(engine, recipe(engine).requirements))
+
+    def source(self, engine: str) -> Source | None:
+        found = recipe(engine).source
+        override = self.settings.engine.sources.get(engine)
+        return replace(found, repository=override) if found and override else found
 
     def installed(self, engine: str) -> bool:
         return (self.folder(engine) / "installed.json").is_file()
 
     def install(self, engine: str, progress: Progress | None = None) -> Path:
-        """Create the engine's environment and pip-install it there; the output goes to install.log."""
+        """Create the engine's environment and install it there; all output goes to install.log."""
         self.check_supported(engine)
         folder, env_dir, log = self.folder(engine), self.venv(engine), self.install_log(engine)
         folder.mkdir(parents=True, exist_ok=True)
         say = progress or (lambda _: None)
-        if not Launch(env_dir, "", 0, folder).python.exists():
+        python = Launch(env_dir, "", 0, folder).python
+        if not python.exists():
             say(f"creating an isolated environment in {env_dir}")
             venv.EnvBuilder(with_pip=True, clear=True).create(env_dir)
-        python = Launch(env_dir, "", 0, folder).python
+        steps: list[list[str]] = []
+        source = self.source(engine)
+        if source is not None:
+            checkout = self._checkout(source, folder / "src", log, say)
+            project = checkout / source.subdir
+            steps.append([f"{project}[{source.extras}]" if source.extras else str(project)])
         requirements = self.requirements(engine)
-        say(f"installing {' '.join(requirements)} (the output goes to {log})")
-        command = [str(python), "-m", "pip", "install", "--upgrade", "--disable-pip-version-check", *requirements]
+        if requirements:
+            steps.append(["--upgrade", *requirements])  # a second install upgrades
+        for arguments in steps:
+            say(f"installing {' '.join(arguments)} (the output goes to {log})")
+            self._run_logged([str(python), "-m", "pip", "install", "--disable-pip-version-check", *arguments], log, say,
+                             f"installing {engine}")
+        (folder / "installed.json").write_text(json.dumps({"requirements": requirements, "at": _now(),
+                                                           "source": source.repository if source else None,
+                                                           "python": sys.version.split()[0]}))
+        return env_dir
+
+    def _checkout(self, source: Source, target: Path, log: Path, say: Progress) -> Path:
+        """A fresh checkout of the source branch (updated in place on a re-install), project file swapped."""
+        if shutil.which("git") is None:
+            raise EngineInstallFailed("git is needed to build this engine from its source branch",
+                                      hint="Install git (Xcode command line tools: xcode-select --install).")
+        branch = ["--branch", source.branch] if source.branch else []
+        if (target / ".git").is_dir():
+            say(f"updating {source.repository}")
+            self._run_logged(["git", "-C", str(target), "fetch", "--depth", "1", "origin", source.branch or "HEAD"],
+                             log, say, "fetching the engine's source")
+            self._run_logged(["git", "-C", str(target), "reset", "--hard", "FETCH_HEAD"], log, say,
+                             "updating the engine's source")
+        else:
+            say(f"fetching {source.repository}")
+            shutil.rmtree(target, ignore_errors=True)
+            self._run_logged(["git", "clone", "--depth", "1", *branch, source.url, str(target)], log, say,
+                             "fetching the engine's source")
+        if source.swap:
+            project = target / source.subdir
+            other, default = project / source.swap[0], project / source.swap[1]
+            if not other.is_file():
+                raise EngineInstallFailed(f"{source.repository} has no {source.subdir}/{source.swap[0]}",
+                                          hint="The branch changed layout; set [engine.sources] to one that works.")
+            other.replace(default)
+        return target
+
+    @staticmethod
+    def _run_logged(command: list[str], log: Path, say: Progress, what: str) -> None:
         with log.open("a") as out:
             out.write(f"\n=== {_now()} {' '.join(command)}\n")
             out.flush()
@@ -192,15 +242,12 @@ class EngineManager:
                                        stdin=subprocess.DEVNULL)
             for line in process.stdout:
                 out.write(line)
-                if line.startswith(("Collecting", "Downloading", "Installing", "Successfully")):
+                if line.startswith(("Collecting", "Downloading", "Building", "Successfully")):
                     say(line.strip())
             code = process.wait()
         if code != 0:
-            raise EngineInstallFailed(f"installing {engine} failed (pip exit code {code}): {_tail(log, 5)}",
+            raise EngineInstallFailed(f"{what} failed (exit code {code}): {_tail(log, 5)}",
                                       hint=f"The whole output is in {log}.")
-        (folder / "installed.json").write_text(json.dumps({"requirements": requirements, "at": _now(),
-                                                           "python": sys.version.split()[0]}))
-        return env_dir
 
     # --- run -------------------------------------------------------------------------------
 
@@ -293,7 +340,8 @@ class EngineManager:
             if progress and time.monotonic() - said >= 5:
                 said = time.monotonic()
                 last = _tail(log, 1, since).strip()[:120]
-                progress(f"waiting for {state.engine} ({time.monotonic() - started:.0f} s){': ' + last if last else ''}")
+                waited = f"waiting for {state.engine} ({time.monotonic() - started:.0f} s)"
+                progress(f"{waited}: {last}" if last else waited)
             time.sleep(0.5)
 
     def stop(self, engine: str, role: Role = "marlin", grace: float = 30.0) -> bool:

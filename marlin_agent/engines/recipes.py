@@ -26,7 +26,7 @@ VLLM_OVERRIDE = json.dumps({"architectures": [ARCHITECTURE]})  # '{"architecture
 SGLANG_OVERRIDE = json.dumps({"architectures": [ARCHITECTURE]}, separators=(",", ":"))
 SGLANG_VIDEO_CONFIG = json.dumps(
     {"video": {"fps": 2.0, "min_frames": 4, "max_frames": 240, "max_pixels": 200704}}, separators=(",", ":"))
-MLX_BRANCH = "git+https://github.com/Itssshikhar/sglang@codex/marlin-mlx-mm-support#subdirectory=python"
+MLX_REPOSITORY = "https://github.com/Itssshikhar/sglang.git#codex/marlin-mlx-mm-support"
 CPU_SERVER = Path(__file__).with_name("cpu_server.py")
 
 
@@ -51,13 +51,37 @@ class Launch:
 
 
 @dataclass(frozen=True)
+class Source:
+    """An engine built from a git branch rather than PyPI.
+
+    SGLang's Apple-Silicon build is made from source: its ``python/`` folder carries a
+    second project file for non-CUDA platforms that replaces the default one before the
+    install, with the ``all_mps`` extra.
+    """
+
+    repository: str  # "URL#branch"
+    subdir: str = "python"
+    extras: str = "all_mps"
+    swap: tuple[str, str] | None = ("pyproject_other.toml", "pyproject.toml")
+
+    @property
+    def url(self) -> str:
+        return self.repository.partition("#")[0]
+
+    @property
+    def branch(self) -> str | None:
+        return self.repository.partition("#")[2] or None
+
+
+@dataclass(frozen=True)
 class Recipe:
     name: str
     title: str
-    requirements: tuple[str, ...]  # pip arguments for the engine's own environment
+    requirements: tuple[str, ...]  # pip arguments for the engine's own environment (after the source build)
     needs: str  # "nvidia" | "apple_silicon" | "any"
     marlin_model: str = MARLIN_MODEL
     env: dict[str, str] = field(default_factory=dict)
+    source: Source | None = None
 
     def served_model(self, launch: Launch) -> str:
         return launch.model or self.marlin_model
@@ -107,9 +131,10 @@ _COMMANDS = {"vllm": _vllm, "sglang": _sglang, "mlx": _mlx, "cpu": _cpu}
 RECIPES: dict[str, Recipe] = {
     "vllm": Recipe("vllm", "vLLM", ("vllm",), "nvidia"),
     "sglang": Recipe("sglang", "SGLang", ("sglang",), "nvidia"),
-    # The community port of SGLang's MLX backend that serves Marlin's video input on Apple Silicon.
-    "mlx": Recipe("mlx", "SGLang MLX port", (f"sglang @ {MLX_BRANCH}", "mlx", "mlx-lm"), "apple_silicon",
-                  marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}),
+    # The community port of SGLang's MLX backend that serves Marlin's video input on Apple Silicon,
+    # built from its branch; SGLang's Metal notes ask for the newest mlx and mlx-lm afterwards.
+    "mlx": Recipe("mlx", "SGLang MLX port", ("--upgrade", "mlx", "mlx-lm"), "apple_silicon",
+                  marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}, source=Source(MLX_REPOSITORY)),
     # The model card's reference path, for machines with neither: transformers on the CPU
     # (the CPU build of torch; no torchvision, see cpu_server.py).
     "cpu": Recipe("cpu", "transformers (CPU)",
