@@ -31,8 +31,9 @@ def _role(role: str) -> str:
     return role
 
 
-def _say(as_json: bool):
-    return None if as_json else (lambda message: stderr.print(f"[dim]{message}[/]"))
+def _say():
+    """Progress for long installs and starts: always on stderr, so --json keeps stdout to one document."""
+    return lambda message: stderr.print(f"[dim]{message}[/]", highlight=False)
 
 
 def _sync(as_json: bool, work):
@@ -47,7 +48,7 @@ def install_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
     """Install an engine into its own virtual environment (never into yours)."""
     manager = _manager()
     name = engine or manager.default_engine()
-    venv = _sync(as_json, lambda: manager.install(name, _say(as_json)))
+    venv = _sync(as_json, lambda: manager.install(name, _say()))
     if as_json:
         _emit_json({"engine": name, "installed": True, "venv": str(venv)})
     else:
@@ -64,7 +65,7 @@ def start_command(
     """Start an engine in the background and wait until it answers (the first start downloads the weights)."""
     manager = _manager()
     name = engine or manager.default_engine()
-    state = _sync(as_json, lambda: manager.start(name, _role(role), model, port, progress=_say(as_json)))
+    state = _sync(as_json, lambda: manager.start(name, _role(role), model, port, progress=_say()))
     if as_json:
         _emit_json(manager.status(name, state.role).model_dump(mode="json"))
     else:

@@ -88,7 +88,8 @@ def setup_command(
         api_key = sys.stdin.readline().strip()
     api_key = api_key or os.environ.get("MARLIN_API_KEY") or None
     secrets = _secrets(None, api_key)
-    say = None if as_json else (lambda message: stderr.print(f"[dim]{_redacted(message, secrets)}[/]"))
+    # Progress goes to stderr in every mode; stdout keeps to the one JSON document.
+    say = lambda message: stderr.print(f"[dim]{_redacted(message, secrets)}[/]", highlight=False)  # noqa: E731
     try:
         settings = load_settings()
         secrets += _secrets(settings)
@@ -130,7 +131,10 @@ def setup_command(
 
 
 @app.command("doctor")
-def doctor_command(as_json: JsonOpt = False) -> None:
+def doctor_command(
+    no_start: Annotated[bool, typer.Option("--no-start", help="Do not start an installed local engine to test it.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
     """Check Python, media codecs, configuration, engine, server, model access, disk and index; say how to fix each failure."""
     from marlin_agent.doctor import run_doctor
 
@@ -139,7 +143,7 @@ def doctor_command(as_json: JsonOpt = False) -> None:
         settings = load_settings()
     except MarlinAgentError as exc:
         settings, config_error = None, exc
-    report = run_doctor(settings, config_error)
+    report = run_doctor(settings, config_error, start_engine=not no_start)
     secrets = _secrets(settings, os.environ.get("MARLIN_API_KEY"), os.environ.get("MARLIN_PLANNER_API_KEY"))
     if as_json:
         _emit(report.model_dump(mode="json"), secrets)

@@ -10,7 +10,6 @@ import asyncio
 import importlib.util
 import shutil
 import sys
-from collections.abc import Callable
 from pathlib import Path
 from typing import Literal
 
@@ -52,7 +51,8 @@ def _media() -> Check:
         return Check(name="media", status="fail", detail="PyAV is not installed", fix="pip install av")
     except Exception as exc:  # an FFmpeg build without the codec
         return Check(name="media", status="fail", detail=f"PyAV cannot encode H.264: {exc}",
-                     fix="Reinstall PyAV from its wheels (pip install --force-reinstall av); they bundle FFmpeg with libx264.")
+                     fix="Reinstall PyAV from its wheels (pip install --force-reinstall av); "
+                     "they bundle FFmpeg with libx264.")
     return Check(name="media", status="ok", detail=f"PyAV {av.__version__} with FFmpeg, H.264 encode and decode")
 
 
@@ -86,7 +86,8 @@ def _disk(settings: Settings) -> Check:
     detail = f"{free / _GB:.1f} GB free at {folder}"
     if free >= 10 * _GB:
         return Check(name="disk", status="ok", detail=detail)
-    fix = "Free space, or set MARLIN_HOME to a larger disk (engines take ~10 GB, weights ~5 GB, staged clips grow with footage)."
+    fix = ("Free space, or set MARLIN_HOME to a larger disk (engines take ~10 GB, weights ~5 GB, "
+           "staged clips grow with footage).")
     return Check(name="disk", status="warn" if free >= 2 * _GB else "fail", detail=detail, fix=fix)
 
 
@@ -110,8 +111,15 @@ def _index(settings: Settings) -> Check:
                  + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" at {uri}")
 
 
-def _engine(settings: Settings) -> tuple[Check | None, Settings]:
-    """The local engine's state; returns the settings pointed at it when it is running."""
+def _platform() -> Check:
+    from marlin_agent.engines import detect_platform
+
+    machine = detect_platform()
+    return Check(name="platform", status="ok", detail=f"{machine.describe()}; local engine: {machine.default_engine}")
+
+
+def _engine(settings: Settings, start: bool) -> tuple[Check | None, Settings]:
+    """The local engine's state; returns the settings pointed at it when it is (or was just) started."""
     if settings.server.base_url:
         return None, settings
     from marlin_agent.engines import EngineManager, with_server
@@ -119,14 +127,22 @@ def _engine(settings: Settings) -> tuple[Check | None, Settings]:
     manager = EngineManager(settings)
     name = manager.default_engine()
     status = manager.status(name)
+    if status.installed and not status.running and start and settings.engine.auto_start:
+        try:
+            manager.start(name)
+        except MarlinAgentError as exc:
+            return Check(name="engine", status="fail", detail=f"{name} does not start: {exc.message}",
+                         fix=exc.hint), settings
+        status = manager.status(name)
     if not status.installed:
         return Check(name="engine", status="fail",
-                     detail=f"no server configured and the {name} engine is not installed ({manager.platform.describe()})",
+                     detail=f"no server configured and the {name} engine is not installed "
+                     f"({manager.platform.describe()})",
                      fix=f"marlin-agent setup --local {name} --yes, or marlin-agent setup --hosted --base-url URL "
                      "--api-key KEY --yes"), settings
     if not status.running:
         return Check(name="engine", status="ok", detail=f"{name} installed, not running: it starts on demand "
-                     f"(`marlin-agent engine start {name}` to start it now)"), settings
+                     "(doctor without --no-start starts it to check it)"), settings
     served = with_server(settings, status.base_url, status.model)
     return Check(name="engine", status="ok", detail=f"{name} running at {status.base_url} (pid {status.pid})"), served
 
@@ -155,18 +171,18 @@ def _server(settings: Settings) -> list[Check]:
 
 
 def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None = None,
-               load: Callable[[], Settings] | None = None) -> DoctorReport:
-    checks = [_python(), _media()]
+               start_engine: bool = True) -> DoctorReport:
+    """Every check; with ``start_engine``, an installed local engine is started (as any command would) to test it."""
+    checks = [_python(), _platform(), _media()]
     if config_error is not None:
         checks.append(Check(name="config", status="fail", detail=config_error.message, fix=config_error.hint))
-        settings = load() if load else None
     else:
         checks.append(Check(name="config", status="ok", detail="settings load (flags, environment, config files)"))
     if settings is not None:
         credentials = _credentials(settings)
         if credentials:
             checks.append(credentials)
-        engine, served = _engine(settings)
+        engine, served = _engine(settings, start_engine)
         if engine:
             checks.append(engine)
         if served.server.base_url:

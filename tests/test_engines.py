@@ -270,3 +270,13 @@ def test_the_python_api_also_starts_the_local_engine_on_demand(home_env, footage
     agent = VideoAgent(env={k: v for k, v in home_env.items() if v is not None})
     result = agent.find("a red circle appears", footage["short_field"])
     assert result.candidates and agent.settings.server.base_url.startswith("http://127.0.0.1:")
+
+
+def test_doctor_starts_an_installed_engine_to_check_it_unless_told_not_to(home_env):
+    invoke(["engine", "stop", "vllm"], home_env)
+    quick = document(invoke(["doctor", "--json", "--no-start"], home_env))
+    engine = next(c for c in quick["checks"] if c["name"] == "engine")
+    assert "not running" in engine["detail"] and not any(c["name"] == "video_request" for c in quick["checks"])
+    full = document(invoke(["doctor", "--json"], home_env))
+    checks = {c["name"]: c["status"] for c in full["checks"]}
+    assert checks["engine"] == "ok" and checks["video_request"] == "ok" and checks["platform"] == "ok"
