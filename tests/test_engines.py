@@ -280,3 +280,32 @@ def test_doctor_starts_an_installed_engine_to_check_it_unless_told_not_to(home_e
     full = document(invoke(["doctor", "--json"], home_env))
     checks = {c["name"]: c["status"] for c in full["checks"]}
     assert checks["engine"] == "ok" and checks["video_request"] == "ok" and checks["platform"] == "ok"
+
+
+def test_the_mcp_server_starts_the_engine_in_the_background_and_answers_once_it_is_up(home_env, engine_home,
+                                                                                     tmp_path, footage, monkeypatch):
+    import shutil
+
+    from tests.test_mcp import _session
+
+    invoke(["engine", "stop", "vllm"], home_env)
+    config = engine_home / "config.toml"
+    saved = config.read_text()
+    config.write_text(saved + "\n[mcp]\ncall_seconds = 2.0\n")
+    monkeypatch.setenv("STANDIN_WARMUP", "5")  # loading weights outlasts one call
+    shutil.copy(footage["short_field"], tmp_path / "clip.mp4")
+    try:
+        async def work(client):
+            first = await client.call_tool("caption", {"video": "clip.mp4"})
+            for _ in range(20):
+                later = await client.call_tool("caption", {"video": "clip.mp4"})
+                if not later.is_error:
+                    break
+            return first, later
+
+        first, later = _session({k: v for k, v in home_env.items() if v is not None}, tmp_path, work)
+    finally:
+        config.write_text(saved)
+    assert first.is_error and "engine_starting" in first.content[0].text
+    assert not later.is_error, later.content
+    assert later.structured_content["events"][0]["text"] == "a red circle appears"

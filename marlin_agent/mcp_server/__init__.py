@@ -80,6 +80,7 @@ class MarlinTools:
     def __init__(self, settings: Settings, guard: PathGuard) -> None:
         self.settings, self.guard, self.jobs = settings, guard, Jobs()
         self._reporters: dict[str, Reporter] = {}
+        self._starting: asyncio.Future | None = None
 
     def start(self, kind: str, run) -> Job:
         """Start ``run(reporter)`` as a job; its progress reaches whichever call is waiting on it."""
@@ -99,15 +100,29 @@ class MarlinTools:
             reporter.ctx = None
 
     async def served(self) -> Settings:
-        """The settings with a server: as configured, else the local engine, started on first need."""
-        if not self.settings.server.base_url:
-            from marlin_agent.engines import ensure_server
+        """The settings with a server: as configured, else the local engine, started on first need.
 
-            try:
-                self.settings = await asyncio.to_thread(ensure_server, self.settings)
-            except MarlinAgentError as exc:
-                raise _tool_error(exc) from None
-        return self.settings
+        A first start can take minutes (it downloads the weights), so it runs in the background
+        and a call waits for it only within its bound; later calls pick up the same start.
+        """
+        if self.settings.server.base_url:
+            return self.settings
+        from marlin_agent.engines import ensure_server
+
+        if self._starting is None:
+            self._starting = asyncio.ensure_future(asyncio.to_thread(ensure_server, self.settings))
+        try:
+            settings = await asyncio.wait_for(asyncio.shield(self._starting), self.settings.mcp.call_seconds)
+        except TimeoutError:
+            raise ToolError("engine_starting: the local Marlin engine is still starting (the first start "
+                            "downloads the weights). Call again in a minute; `marlin-agent engine logs` shows "
+                            "its progress.") from None
+        except MarlinAgentError as exc:
+            self._starting = None  # the next call tries again
+            raise _tool_error(exc) from None
+        self._starting = None
+        self.settings = settings
+        return settings
 
     def with_overrides(self, settings: Settings, **values: Any) -> Settings:
         data = settings.model_dump()
@@ -195,8 +210,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         path = _checked(guard.path, video)
         settings = await tools.served()
-        return await tools.bounded(with_client(settings.server, lambda c: find_in_video(event, path, settings, c, start, end)),
-                                   "find")
+        work = with_client(settings.server, lambda c: find_in_video(event, path, settings, c, start, end))
+        return await tools.bounded(work, "find")
 
     @server.tool()
     async def caption(video: str, start: float | None = None, end: float | None = None) -> VideoCaption:
