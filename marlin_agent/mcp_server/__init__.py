@@ -13,7 +13,7 @@ import asyncio
 import time
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
@@ -124,13 +124,15 @@ class MarlinTools:
         self.settings = settings
         return settings
 
-    def with_overrides(self, settings: Settings, **values: Any) -> Settings:
-        data = settings.model_dump()
+    @staticmethod
+    def with_overrides(settings: Settings, **values: Any) -> Settings:
+        """``settings`` with dotted keys replaced (``None`` leaves a key as it is), validated again."""
         for dotted, value in values.items():
             if value is not None:
                 section, key = dotted.split(".")
-                data[section][key] = value
-        return Settings.model_validate(data)
+                part = getattr(settings, section).model_copy(update={key: value})
+                settings = settings.model_copy(update={section: type(part).model_validate(part.model_dump())})
+        return settings
 
     async def bounded(self, work: Awaitable[T], what: str, sources: list[str] | None = None) -> T:
         """Run one call within ``[mcp] call_seconds``; errors become tool errors the client can read."""
@@ -171,8 +173,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS)
 
     @server.tool()
-    async def ask(question: str, paths: list[str], ctx: Context, threshold: float | None = None,
-                  clips: bool = False) -> Answer:
+    async def ask(question: str, paths: list[str], ctx: Context,
+                  threshold: Annotated[float, Field(ge=0, le=1)] | None = None, clips: bool = False) -> Answer:
         """Answer a question about footage with verified moments, or found=false.
 
         paths: video files, folders (recursive) or URLs; unindexed ones are indexed first.
@@ -186,7 +188,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         return await tools.bounded(run_ask(question, sources, settings, Reporter(ctx), clips_dir), "ask", sources)
 
     @server.tool()
-    async def search(query: str, ctx: Context, paths: list[str] | None = None, k: int = 10) -> SearchResult:
+    async def search(query: str, ctx: Context, paths: list[str] | None = None,
+                     k: Annotated[int, Field(ge=1, le=200)] = 10) -> SearchResult:
         """Rank indexed moments (events, scenes, speech) for a query, by words and meaning.
 
         paths: limit to these files, folders or URLs (indexed first if needed); default: all
@@ -195,7 +198,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         sources = _checked(guard.sources, paths) if paths else None
         settings = await tools.served() if sources else tools.settings
-        result = await tools.bounded(search_footage(query, settings, sources, max(1, min(k, 200)), Reporter(ctx)),
+        result = await tools.bounded(search_footage(query, settings, sources, k, Reporter(ctx)),
                                      "search", sources)
         visible = {video.id for video in await tools.visible_videos()}
         result.results = [hit for hit in result.results if hit.video.id in visible]
