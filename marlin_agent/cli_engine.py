@@ -55,6 +55,18 @@ def install_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
         Console().print(f"{name} installed in {venv}. Start it with: marlin-agent engine start {name}")
 
 
+@engine_app.command("uninstall")
+def uninstall_command(engine: Annotated[str, typer.Argument(help="vllm, sglang, mlx or cpu.", show_default=False)],
+                      as_json: JsonOpt = False) -> None:
+    """Stop an engine and delete its environment (several GB); downloaded weights stay in the Hugging Face cache."""
+    manager = _manager()
+    removed = _sync(as_json, lambda: manager.uninstall(engine))
+    if as_json:
+        _emit_json({"engine": engine, "removed": removed})
+    else:
+        Console().print(f"{engine} removed from {manager.folder(engine)}" if removed else f"{engine} was not installed")
+
+
 @engine_app.command("start")
 def start_command(
     engine: EngineArg = None, role: RoleOpt = "marlin",

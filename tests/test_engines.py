@@ -309,3 +309,20 @@ def test_the_mcp_server_starts_the_engine_in_the_background_and_answers_once_it_
     assert first.is_error and "engine_starting" in first.content[0].text
     assert not later.is_error, later.content
     assert later.structured_content["events"][0]["text"] == "a red circle appears"
+
+
+def test_uninstall_stops_the_engine_and_removes_its_environment(tmp_path, engine_home):
+    import shutil
+
+    home = tmp_path / "home"
+    shutil.copytree(engine_home / "engines" / "sglang", home / "engines" / "sglang", symlinks=True)
+    shutil.copy(engine_home / "config.toml", home / "config.toml")
+    env = {"MARLIN_HOME": str(home)}
+    manager = EngineManager(load_settings(env=env))
+    state = manager.start("sglang", port=_free_port())
+    removed = document(invoke(["engine", "uninstall", "sglang", "--json"], env))
+    assert removed == {"schema_version": "1", "engine": "sglang", "removed": True}
+    assert not (home / "engines" / "sglang").exists()
+    with pytest.raises(httpx.HTTPError):
+        httpx.get(state.base_url + "/models", timeout=2)
+    assert document(invoke(["engine", "uninstall", "sglang", "--json"], env))["removed"] is False

@@ -249,6 +249,17 @@ class EngineManager:
             raise EngineInstallFailed(f"{what} failed (exit code {code}): {_tail(log, 5)}",
                                       hint=f"The whole output is in {log}.")
 
+    def uninstall(self, engine: str) -> bool:
+        """Stop the engine's servers and delete its environment, source and logs; False if there was none."""
+        recipe(engine)
+        folder = self.folder(engine)
+        if not folder.exists():
+            return False
+        for role in ("marlin", "planner"):
+            self.stop(engine, role)
+        shutil.rmtree(folder)
+        return True
+
     # --- run -------------------------------------------------------------------------------
 
     def state(self, engine: str, role: Role = "marlin") -> EngineState | None:
