@@ -170,6 +170,36 @@ def _server(settings: Settings) -> list[Check]:
                   "server runs Marlin-2B with the architecture override (see README, Running Marlin).")]
 
 
+def _planner(settings: Settings) -> Check:
+    planner = settings.planner
+    if not planner.enabled:
+        return Check(name="planner", status="ok", detail="the pipeline planner (no LLM); --planner MODEL adds one")
+    try:
+        from marlin_agent.planners.llm_model import planner_model
+
+        planner_model(planner)
+    except MarlinAgentError as exc:
+        return Check(name="planner", status="fail", detail=f"{planner.model}: {exc.message}", fix=exc.hint)
+    if not planner.base_url:
+        return Check(name="planner", status="ok", detail=f"{planner.model} (its provider's own endpoint)")
+    import httpx
+
+    key = planner.api_key.get_secret_value() if planner.api_key else "not-needed"
+    try:
+        response = httpx.get(planner.base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"},
+                             timeout=10)
+    except httpx.HTTPError as exc:
+        return Check(name="planner", status="fail", detail=f"cannot reach {planner.base_url}: {type(exc).__name__}",
+                     fix="Start the planner's server (marlin-agent engine start --role planner --model NAME) or "
+                     "fix MARLIN_PLANNER_BASE_URL.")
+    if response.status_code in (401, 403):
+        return Check(name="planner", status="fail",
+                     detail=f"{planner.base_url} refused the key ({response.status_code})",
+                     fix="Set MARLIN_PLANNER_API_KEY to a key that server accepts.")
+    return Check(name="planner", status="ok" if response.status_code == 200 else "warn",
+                 detail=f"{planner.model} at {planner.base_url} (HTTP {response.status_code})")
+
+
 def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None = None,
                start_engine: bool = True) -> DoctorReport:
     """Every check; with ``start_engine``, an installed local engine is started (as any command would) to test it."""
@@ -189,6 +219,6 @@ def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None 
             checks += _server(served)
         elif engine is None or engine.status == "ok":
             checks.append(Check(name="server", status="skip", detail="the local engine is not running"))
-        checks += [_disk(settings), _index(settings)]
+        checks += [_planner(settings), _disk(settings), _index(settings)]
     checks += _extras()
     return DoctorReport(ok=all(c.status != "fail" for c in checks), checks=checks)

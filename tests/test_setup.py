@@ -172,3 +172,14 @@ def test_interactive_setup_asks_on_a_terminal_and_hides_the_key(keyed_simulator,
     assert "This machine: " in screen
     assert "captioned in" in screen and SECRET not in screen
     assert tomllib.loads((home / "credentials.toml").read_text())["server"]["api_key"] == SECRET
+
+
+def test_doctor_checks_a_configured_planner(simulator, home):
+    env = {**_clean_env(home), "MARLIN_BASE_URL": simulator.base_url, "MARLIN_PLANNER": "Qwen/Qwen3-4B"}
+    up = document(invoke(["doctor", "--json"], {**env, "MARLIN_PLANNER_BASE_URL": simulator.base_url}))
+    assert next(c for c in up["checks"] if c["name"] == "planner")["status"] == "ok"
+    down = document(invoke(["doctor", "--json"], {**env, "MARLIN_PLANNER_BASE_URL": "http://127.0.0.1:9/v1"}))
+    planner = next(c for c in down["checks"] if c["name"] == "planner")
+    assert planner["status"] == "fail" and "engine start --role planner" in planner["fix"]
+    unnamed = document(invoke(["doctor", "--json"], env))  # a bare name with no server
+    assert next(c for c in unnamed["checks"] if c["name"] == "planner")["status"] == "fail"
