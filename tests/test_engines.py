@@ -326,3 +326,11 @@ def test_uninstall_stops_the_engine_and_removes_its_environment(tmp_path, engine
     with pytest.raises(httpx.HTTPError):
         httpx.get(state.base_url + "/models", timeout=2)
     assert document(invoke(["engine", "uninstall", "sglang", "--json"], env))["removed"] is False
+
+
+def test_a_chosen_engine_that_is_gone_is_named_instead_of_no_server(tmp_path, footage):
+    env = {"MARLIN_HOME": str(tmp_path), "MARLIN_BASE_URL": None, "MARLIN_ENGINE": "cpu"}
+    result = invoke(["caption", str(footage["short_field"]), "--json"], env)
+    assert result.exit_code == 2
+    error = document(result)["error"]
+    assert error["code"] == "engine_not_installed" and "engine install cpu" in error["hint"]

@@ -5,6 +5,7 @@ from __future__ import annotations
 from marlin_agent.config import Settings
 from marlin_agent.engines.manager import EngineManager, Progress
 from marlin_agent.engines.recipes import RECIPES
+from marlin_agent.errors import EngineNotInstalled
 
 
 def with_server(settings: Settings, base_url: str, model: str) -> Settings:
@@ -33,4 +34,8 @@ def ensure_server(settings: Settings, progress: Progress | None = None) -> Setti
                 progress(f"no server configured: starting the local {engine} engine")
             state = manager.start(engine, progress=progress)
             return with_server(settings, state.base_url, state.model)
+    if settings.engine.default:  # chosen, then removed: say so rather than "no server"
+        raise EngineNotInstalled(f"no server is configured and the chosen {settings.engine.default} engine is "
+                                 "not installed", hint=f"marlin-agent engine install {settings.engine.default}, "
+                                 "or marlin-agent setup to choose again")
     return settings
