@@ -124,3 +124,18 @@ class VideoAgent:
         settings = self._served()
         return asyncio.run(with_client(settings.server, lambda c: find_in_video(event, Path(video), settings, c, start,
                                                                                 end)))
+
+    def describe(self, video: str | Path, max_chars: int = 2000, speech: bool = True) -> str:
+        """A plain-text summary of ``video`` (scenes, timed events, what is said) in at most ``max_chars``."""
+        from marlin_agent.describe import describe_text
+        from marlin_agent.marlin import with_client
+        from marlin_agent.scan import caption_video
+        from marlin_agent.transcripts import speech_of
+
+        settings = self._served()
+
+        async def work():
+            result = await with_client(settings.server, lambda c: caption_video(Path(video), settings, c))
+            return describe_text(result, max_chars, await speech_of(result.video, settings) if speech else None)
+
+        return asyncio.run(work())

@@ -113,6 +113,9 @@ def setup_command(
             result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
         else:
             result = setup_local(settings, values["engine"], skip_check, say)
+        from marlin_agent.setup_flow import shadowed
+
+        result.warnings = shadowed(result, load_settings())
     except MarlinAgentError as exc:
         _fail(exc, as_json, secrets)
     except typer.Abort:
@@ -127,6 +130,8 @@ def setup_command(
         Console().print(f"Test request: a 4 s video captioned in {result.check.seconds:.1f} s.")
     Console().print(f"Stored in {result.config}" + (f"; the key in {result.credentials} (user-only)."
                                                     if result.api_key_stored else "."))
+    for warning in result.warnings:
+        stderr.print(f"[yellow]warning:[/] {warning}")
     Console().print("Next: marlin-agent ask \"when does …\" --in ./footage")
 
 

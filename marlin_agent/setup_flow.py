@@ -30,6 +30,18 @@ class SetupResult(BaseModel):
     api_key_stored: bool = False
     credentials: str | None = None
     check: ProbeResult | None = None
+    warnings: list[str] = []
+
+
+def shadowed(result: SetupResult, now: Settings) -> list[str]:
+    """Why the stored choice would not take effect: settings from a higher layer (the environment) win."""
+    if result.mode == "local" and now.server.base_url:
+        return [f"a server URL ({now.server.base_url}) is still set, most likely by MARLIN_BASE_URL in the "
+                "environment; it wins over the local engine until it is unset"]
+    if result.mode == "hosted" and now.server.base_url != result.base_url:
+        return [f"another server URL ({now.server.base_url}) is set, most likely by MARLIN_BASE_URL in the "
+                "environment; it wins over the stored one until it is unset"]
+    return []
 
 
 def _check(settings: Settings, skip: bool) -> ProbeResult | None:

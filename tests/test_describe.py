@@ -42,3 +42,12 @@ def test_describe_fails_with_a_message_on_stderr_and_nothing_on_stdout(tmp_path,
     assert result.exit_code == 2
     assert result.stdout == ""
     assert "error" in result.stderr
+
+
+def test_the_python_api_describes_the_same_way(footage, env):
+    from marlin_agent import VideoAgent
+
+    text = VideoAgent(env=env).describe(footage["short_field"], max_chars=300, speech=False)
+    assert text.startswith("Video: short_field.mp4") and len(text) <= 300
+    assert text == invoke(["describe", str(footage["short_field"]), "--max-chars", "300", "--no-speech"],
+                          env).stdout.rstrip("\n")

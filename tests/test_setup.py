@@ -183,3 +183,11 @@ def test_doctor_checks_a_configured_planner(simulator, home):
     assert planner["status"] == "fail" and "engine start --role planner" in planner["fix"]
     unnamed = document(invoke(["doctor", "--json"], env))  # a bare name with no server
     assert next(c for c in unnamed["checks"] if c["name"] == "planner")["status"] == "fail"
+
+
+def test_setup_warns_when_the_environment_would_override_the_stored_choice(keyed_simulator, simulator, home):
+    env = {**_clean_env(home), "MARLIN_BASE_URL": simulator.base_url}
+    result = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET, "--yes",
+                     "--json"], env)
+    assert result.exit_code == 0, result.stdout
+    assert "MARLIN_BASE_URL" in document(result)["warnings"][0]
