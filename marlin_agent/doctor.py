@@ -143,7 +143,7 @@ def _engine(settings: Settings, start: bool) -> tuple[Check | None, Settings]:
     if not status.running:
         return Check(name="engine", status="ok", detail=f"{name} installed, not running: it starts on demand "
                      "(doctor without --no-start starts it to check it)"), settings
-    served = with_server(settings, status.base_url, status.model)
+    served = with_server(settings, status.base_url, status.model, name)
     return Check(name="engine", status="ok", detail=f"{name} running at {status.base_url} (pid {status.pid})"), served
 
 

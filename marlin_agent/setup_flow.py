@@ -80,7 +80,7 @@ def setup_local(settings: Settings, engine: str | None = None, skip_check: bool 
     if not manager.installed(name):
         manager.install(name, progress)
     state = manager.start(name, progress=progress)
-    check = _check(with_server(settings, state.base_url, state.model), skip_check)
+    check = _check(with_server(settings, state.base_url, state.model, name), skip_check)
     # A stored base_url would win over the engine, so setting up a local engine removes it.
     user_config.update(settings.user_config_path, {
         "server": {"base_url": None, "model": None},

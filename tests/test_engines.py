@@ -334,3 +334,20 @@ def test_a_chosen_engine_that_is_gone_is_named_instead_of_no_server(tmp_path, fo
     assert result.exit_code == 2
     error = document(result)["error"]
     assert error["code"] == "engine_not_installed" and "engine install cpu" in error["hint"]
+
+
+def test_requests_to_the_cpu_engine_go_one_at_a_time_with_a_long_timeout(tmp_path, simulator):
+    import os
+
+    from marlin_agent.engines import EngineState
+
+    settings = load_settings(env={"MARLIN_HOME": str(tmp_path), "MARLIN_ENGINE": "cpu"})
+    folder = tmp_path / "engines" / "cpu"
+    folder.mkdir(parents=True)
+    port = int(simulator.base_url.rsplit(":", 1)[1].split("/")[0])
+    (folder / "marlin.json").write_text(EngineState(  # a CPU engine already running (here: the simulator)
+        engine="cpu", role="marlin", pid=os.getpid(), host="127.0.0.1", port=port, model="NemoStation/Marlin-2B",
+        command=["cpu_server.py"], log=str(folder / "marlin.log"), started_at="now").model_dump_json())
+    served = ensure_server(settings)
+    assert served.server.base_url == simulator.base_url
+    assert served.server.concurrency == 1 and served.server.request_timeout >= 3600

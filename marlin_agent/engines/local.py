@@ -8,9 +8,18 @@ from marlin_agent.engines.recipes import RECIPES
 from marlin_agent.errors import EngineNotInstalled
 
 
-def with_server(settings: Settings, base_url: str, model: str) -> Settings:
-    server = settings.server.model_copy(update={"base_url": base_url, "model": model})
-    return settings.model_copy(update={"server": server})
+# The CPU engine answers one request at a time, each taking minutes: more in flight would only
+# queue up and run into the request timeout.
+CPU_CONCURRENCY = 1
+CPU_REQUEST_TIMEOUT = 3600.0
+
+
+def with_server(settings: Settings, base_url: str, model: str, engine: str | None = None) -> Settings:
+    update: dict = {"base_url": base_url, "model": model}
+    if engine == "cpu":
+        update |= {"concurrency": CPU_CONCURRENCY,
+                   "request_timeout": max(settings.server.request_timeout, CPU_REQUEST_TIMEOUT)}
+    return settings.model_copy(update={"server": settings.server.model_copy(update=update)})
 
 
 def ensure_server(settings: Settings, progress: Progress | None = None) -> Settings:
@@ -27,13 +36,13 @@ def ensure_server(settings: Settings, progress: Progress | None = None) -> Setti
         state = manager.state(engine)
         if state is not None:
             manager.start(engine, progress=progress)  # waits until it answers
-            return with_server(settings, state.base_url, state.model)
+            return with_server(settings, state.base_url, state.model, engine)
     for engine in engines:
         if manager.installed(engine):
             if progress:
                 progress(f"no server configured: starting the local {engine} engine")
             state = manager.start(engine, progress=progress)
-            return with_server(settings, state.base_url, state.model)
+            return with_server(settings, state.base_url, state.model, engine)
     if settings.engine.default:  # chosen, then removed: say so rather than "no server"
         raise EngineNotInstalled(f"no server is configured and the chosen {settings.engine.default} engine is "
                                  "not installed", hint=f"marlin-agent engine install {settings.engine.default}, "
