@@ -60,8 +60,13 @@ async def _served(settings: Settings) -> Settings:
     return await asyncio.to_thread(ensure_server, settings, lambda message: stderr.print(f"[dim]{message}[/]"))
 
 
-def _emit_json(document: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False) + "\n")
+def _emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> None:
+    """One JSON document on stdout; any of ``secrets`` in it is replaced by ***."""
+    text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
+    for secret in secrets or ():
+        if len(secret) >= 4:
+            text = text.replace(secret, "***")
+    sys.stdout.write(text + "\n")
     sys.stdout.flush()
 
 

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import json
 import os
 import sys
-from typing import Annotated, Any, Optional
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli import JsonOpt, app, stderr
+from marlin_agent.cli import JsonOpt, _emit_json, app, stderr
 from marlin_agent.config import load_settings
-from marlin_agent.domain import SCHEMA_VERSION
 from marlin_agent.errors import InputError, MarlinAgentError
 
 _MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "skip": "[dim]skip[/]"}
@@ -35,15 +33,9 @@ def _secrets(settings=None, *more: str | None) -> list[str]:
     return found
 
 
-def _emit(document: dict[str, Any], secrets: list[str]) -> None:
-    text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
-    sys.stdout.write(_redacted(text, secrets) + "\n")
-    sys.stdout.flush()
-
-
 def _fail(exc: MarlinAgentError, as_json: bool, secrets: list[str]) -> None:
     if as_json:
-        _emit({"error": exc.to_dict()}, secrets)
+        _emit_json({"error": exc.to_dict()}, secrets)
     else:
         stderr.print(_redacted(f"[bold red]error:[/] {exc.message}", secrets), markup=True)
         if exc.hint:
@@ -122,7 +114,7 @@ def setup_command(
         stderr.print("nothing changed")
         raise typer.Exit(1) from None
     if as_json:
-        _emit(result.model_dump(mode="json"), secrets)
+        _emit_json(result.model_dump(mode="json"), secrets)
         return
     where = f"the {result.engine} engine at {result.base_url}" if result.mode == "local" else result.base_url
     Console().print(f"Marlin: {result.model} via {where}.")
@@ -151,7 +143,7 @@ def doctor_command(
     report = run_doctor(settings, config_error, start_engine=not no_start)
     secrets = _secrets(settings, os.environ.get("MARLIN_API_KEY"), os.environ.get("MARLIN_PLANNER_API_KEY"))
     if as_json:
-        _emit(report.model_dump(mode="json"), secrets)
+        _emit_json(report.model_dump(mode="json"), secrets)
     else:
         table = Table(title="marlin-agent doctor")
         for column in ("check", "status", "detail", "fix"):
