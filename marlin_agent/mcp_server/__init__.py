@@ -60,11 +60,19 @@ class Reporter:
         self._pending: set[asyncio.Task] = set()
 
     def __call__(self, event) -> None:
-        message = f"{event.video}: chunk {event.video_done}/{event.video_total}"
+        """An indexing run's progress (chunks of one video, and of the run)."""
+        self._report(event.overall_done, event.overall_total,
+                     f"{event.video}: chunk {event.video_done}/{event.video_total}")
+
+    def chunks(self, done: int, total: int) -> None:
+        """One video's chunks, as caption and find report them."""
+        self._report(done, total, f"chunk {done}/{total}")
+
+    def _report(self, done: int, total: int, message: str) -> None:
         if self.job is not None:
-            self.job.done, self.job.total, self.job.message = event.overall_done, event.overall_total, message
+            self.job.done, self.job.total, self.job.message = done, total, message
         if self.ctx is not None:
-            self.loop.call_soon_threadsafe(self._send, event.overall_done, event.overall_total, message)
+            self.loop.call_soon_threadsafe(self._send, done, total, message)
 
     def _send(self, done: int, total: int, message: str) -> None:
         if self.ctx is None:
@@ -134,22 +142,31 @@ class MarlinTools:
                 settings = settings.model_copy(update={section: type(part).model_validate(part.model_dump())})
         return settings
 
-    async def bounded(self, work: Awaitable[T], what: str, sources: list[str] | None = None) -> T:
-        """Run one call within ``[mcp] call_seconds``; errors become tool errors the client can read."""
+    async def bounded(self, work: Awaitable[T], what: str) -> T:
+        """Run a short call within ``[mcp] call_seconds``; errors become tool errors the client can read."""
         seconds = self.settings.mcp.call_seconds
         try:
             return await asyncio.wait_for(work, seconds)
         except MarlinAgentError as exc:
             raise _tool_error(exc) from None
         except TimeoutError:
-            if sources:
-                job = self.start_index(sources)
-                raise ToolError(
-                    f"timeout: {what} took longer than {seconds:.0f} s, most likely indexing new footage. "
-                    f"Indexing goes on as job {job.id} (work done so far is kept): poll job_status "
-                    f"until it is done, then call {what} again.") from None
-            raise ToolError(f"timeout: {what} took longer than {seconds:.0f} s "
-                            "(raise [mcp] call_seconds, or narrow the time range).") from None
+            raise ToolError(f"timeout: {what} took longer than {seconds:.0f} s (raise [mcp] call_seconds)") from None
+
+    async def as_job(self, kind: str, run, ctx: Context | None) -> T:
+        """Run ``run(reporter)`` as a job and return its result if it ends within the call's bound;
+        otherwise the work goes on and the error names the job to poll (its result is this call's)."""
+        job = self.start(kind, run)
+        finished = await self.wait(job.id, self.settings.mcp.call_seconds, ctx)
+        if finished.state == "done":
+            return self.jobs.result(job.id)
+        if finished.state == "failed":
+            error = finished.error or {}
+            hint = f" Hint: {error['hint']}" if error.get("hint") else ""
+            raise ToolError(f"{error.get('code', 'error')}: {error.get('message', '')}.{hint}")
+        raise ToolError(f"still_running: {kind} is taking longer than {self.settings.mcp.call_seconds:.0f} s "
+                        f"(new footage is indexed first; a slow engine takes minutes per chunk). It goes on as job "
+                        f"{job.id}: poll job_status with that id; when its state is done, its result is the {kind} "
+                        "document.")
 
     async def visible_videos(self) -> list[VideoRecord]:
         """Indexed videos this server may show: files inside the roots, and footage fetched from URLs."""
@@ -185,7 +202,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         sources = _checked(guard.sources, paths)
         settings = tools.with_overrides(await tools.served(), **{"agent.threshold": threshold})
         clips_dir = settings.home / "clips" / time.strftime("%Y%m%d-%H%M%S") if clips else None
-        return await tools.bounded(run_ask(question, sources, settings, Reporter(ctx), clips_dir), "ask", sources)
+        return await tools.as_job(
+            "ask", lambda reporter: run_ask(question, sources, settings, reporter, clips_dir), ctx)
 
     @server.tool()
     async def search(query: str, ctx: Context, paths: list[str] | None = None,
@@ -198,14 +216,18 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         sources = _checked(guard.sources, paths) if paths else None
         settings = await tools.served() if sources else tools.settings
-        result = await tools.bounded(search_footage(query, settings, sources, k, Reporter(ctx)),
-                                     "search", sources)
-        visible = {video.id for video in await tools.visible_videos()}
-        result.results = [hit for hit in result.results if hit.video.id in visible]
-        return result
+
+        async def run(reporter) -> SearchResult:
+            result = await search_footage(query, settings, sources, k, reporter)
+            visible = {video.id for video in await tools.visible_videos()}
+            result.results = [hit for hit in result.results if hit.video.id in visible]
+            return result
+
+        return await tools.as_job("search", run, ctx)
 
     @server.tool()
-    async def find(event: str, video: str, start: float | None = None, end: float | None = None) -> FindResult:
+    async def find(event: str, video: str, ctx: Context, start: float | None = None,
+                   end: float | None = None) -> FindResult:
         """Marlin's raw candidate span per ~60 s chunk for an event in one video, best first.
 
         Unverified: Marlin proposes a span even for events that never happen. Use ask for answers."""
@@ -213,18 +235,19 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         path = _checked(guard.path, video)
         settings = await tools.served()
-        work = with_client(settings.server, lambda c: find_in_video(event, path, settings, c, start, end))
-        return await tools.bounded(work, "find")
+        return await tools.as_job("find", lambda reporter: with_client(
+            settings.server, lambda c: find_in_video(event, path, settings, c, start, end, reporter.chunks)), ctx)
 
     @server.tool()
-    async def caption(video: str, start: float | None = None, end: float | None = None) -> VideoCaption:
+    async def caption(video: str, ctx: Context, start: float | None = None,
+                      end: float | None = None) -> VideoCaption:
         """Marlin's dense captions for one video: a scene paragraph per chunk and time-ranged events."""
         from marlin_agent.scan import caption_video
 
         path = _checked(guard.path, video)
         settings = await tools.served()
-        return await tools.bounded(with_client(settings.server, lambda c: caption_video(path, settings, c, start, end)),
-                                   "caption")
+        return await tools.as_job("caption", lambda reporter: with_client(
+            settings.server, lambda c: caption_video(path, settings, c, start, end, reporter.chunks)), ctx)
 
     @server.tool()
     async def index(paths: list[str], ctx: Context, wait_seconds: float = 30.0) -> Job:
@@ -263,7 +286,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
     @server.tool()
     async def job_status(job_id: str, ctx: Context, wait_seconds: float = 10.0) -> Job:
-        """The state of an index or extract job; waits up to wait_seconds for it to finish."""
+        """The state of a job (index, extract, or an ask/search/find/caption that outlasted its call);
+        waits up to wait_seconds for it to finish. When done, result holds the tool's document."""
         _checked(tools.jobs.get, job_id)
         return await tools.wait(job_id, wait_seconds, ctx)
 

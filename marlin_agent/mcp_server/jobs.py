@@ -1,7 +1,8 @@
-"""Long work (indexing, extraction) as jobs a client starts and then polls.
+"""Long work as jobs a client can poll.
 
-An MCP tool call should not hold a client for an hour; the job keeps running in the
-server's event loop after the call that started it returns.
+An MCP tool call should not hold a client for an hour. Every long call runs as a job; a
+call returns the job's result when it finishes within the call's bound, and otherwise the
+job keeps running in the server's event loop after the call returns, for the client to poll.
 """
 
 from __future__ import annotations
@@ -43,6 +44,7 @@ class Jobs:
     def __init__(self) -> None:
         self._jobs: dict[str, Job] = {}
         self._tasks: dict[str, asyncio.Task] = {}
+        self._results: dict[str, BaseModel] = {}
 
     def start(self, kind: str, work: Callable[[Job], Awaitable[BaseModel]]) -> Job:
         job = Job(id=f"{kind}-{uuid.uuid4().hex[:8]}", kind=kind, state="running", started=time.time(), seconds=0.0)
@@ -53,6 +55,7 @@ class Jobs:
     async def _run(self, job: Job, work: Callable[[Job], Awaitable[BaseModel]]) -> None:
         try:
             result = await work(job)
+            self._results[job.id] = result
             job.result, job.state = result.model_dump(mode="json"), "done"
         except MarlinAgentError as exc:
             job.error, job.state = exc.to_dict(), "failed"
@@ -68,6 +71,10 @@ class Jobs:
         if job.state == "running":
             job.seconds = round(time.time() - job.started, 3)
         return job
+
+    def result(self, job_id: str) -> BaseModel:
+        """The finished job's result as the object its work returned."""
+        return self._results[job_id]
 
     async def wait(self, job_id: str, seconds: float) -> Job:
         """The job once it ends, or as it stands after ``seconds``."""
