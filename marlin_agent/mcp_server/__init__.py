@@ -37,7 +37,9 @@ verified moments (video, start, end in seconds, confidence, evidence) or found=f
 found=false, Marlin proposes a span for anything so only verified moments are reported.
 `search` ranks indexed moments by words and meaning; `find` and `caption` give Marlin's raw
 output for one video. Unindexed footage is indexed first; for big folders call `index`
-and poll `job_status` until state is done. Paths must lie inside the server's roots."""
+and poll `job_status` until state is done. A call that fails with still_running goes on as
+the job it names: poll `job_status`, whose result is then the call's document. Paths must
+lie inside the server's roots."""
 
 
 class VideoList(BaseModel):
