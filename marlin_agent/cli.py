@@ -60,13 +60,18 @@ async def _served(settings: Settings) -> Settings:
     return await asyncio.to_thread(ensure_server, settings, lambda message: stderr.print(f"[dim]{message}[/]"))
 
 
+def _redact(text: str, secrets: list[str] | None) -> str:
+    """``text`` with each of ``secrets`` (keys) replaced by ***."""
+    for secret in secrets or ():
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
 def _emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> None:
     """One JSON document on stdout; any of ``secrets`` in it is replaced by ***."""
     text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
-    for secret in secrets or ():
-        if len(secret) >= 4:
-            text = text.replace(secret, "***")
-    sys.stdout.write(text + "\n")
+    sys.stdout.write(_redact(text, secrets) + "\n")
     sys.stdout.flush()
 
 
@@ -102,18 +107,23 @@ def _index_progress(enabled: bool):
         yield update
 
 
+def _fail(exc: MarlinAgentError, as_json: bool, secrets: list[str] | None = None):
+    """Report ``exc`` (a JSON error document, or a message and hint on stderr) and exit with its code."""
+    if as_json:
+        _emit_json({"error": exc.to_dict()}, secrets)
+    else:
+        stderr.print(f"[bold red]error:[/] {_redact(exc.message, secrets)}")
+        if exc.hint:
+            stderr.print(f"[dim]hint:[/] {_redact(exc.hint, secrets)}")
+    raise typer.Exit(exc.exit_code) from None
+
+
 def _run(as_json: bool, work: Callable[[], Awaitable[Any]]) -> Any:
     """Run ``work``; turn our errors into a JSON error or a one-line message and an exit code."""
     try:
         return asyncio.run(work())
     except MarlinAgentError as exc:
-        if as_json:
-            _emit_json({"error": exc.to_dict()})
-        else:
-            stderr.print(f"[bold red]error:[/] {exc.message}")
-            if exc.hint:
-                stderr.print(f"[dim]hint:[/] {exc.hint}")
-        raise typer.Exit(exc.exit_code) from None
+        _fail(exc, as_json)
     except KeyboardInterrupt:
         stderr.print("interrupted")
         raise typer.Exit(130) from None

@@ -10,18 +10,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli import JsonOpt, _emit_json, app, stderr
+from marlin_agent.cli import JsonOpt, _emit_json, _fail, _redact, app, stderr
 from marlin_agent.config import load_settings
 from marlin_agent.errors import InputError, MarlinAgentError
 
 _MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "skip": "[dim]skip[/]"}
-
-
-def _redacted(text: str, secrets: list[str]) -> str:
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
 
 
 def _secrets(settings=None, *more: str | None) -> list[str]:
@@ -31,16 +24,6 @@ def _secrets(settings=None, *more: str | None) -> list[str]:
             if key is not None:
                 found.append(key.get_secret_value())
     return found
-
-
-def _fail(exc: MarlinAgentError, as_json: bool, secrets: list[str]) -> None:
-    if as_json:
-        _emit_json({"error": exc.to_dict()}, secrets)
-    else:
-        stderr.print(_redacted(f"[bold red]error:[/] {exc.message}", secrets), markup=True)
-        if exc.hint:
-            stderr.print(_redacted(f"[dim]hint:[/] {exc.hint}", secrets))
-    raise typer.Exit(exc.exit_code)
 
 
 def _ask_interactively(manager) -> tuple[str, dict]:
@@ -81,7 +64,7 @@ def setup_command(
     api_key = api_key or os.environ.get("MARLIN_API_KEY") or None
     secrets = _secrets(None, api_key)
     # Progress goes to stderr in every mode; stdout keeps to the one JSON document.
-    say = lambda message: stderr.print(f"[dim]{_redacted(message, secrets)}[/]", highlight=False)  # noqa: E731
+    say = lambda message: stderr.print(f"[dim]{_redact(message, secrets)}[/]", highlight=False)  # noqa: E731
     try:
         settings = load_settings()
         secrets += _secrets(settings)
@@ -149,7 +132,7 @@ def doctor_command(
         for column in ("check", "status", "detail", "fix"):
             table.add_column(column, overflow="fold")
         for check in report.checks:
-            table.add_row(check.name, _MARKS[check.status], _redacted(check.detail, secrets),
-                          _redacted(check.fix or "", secrets))
+            table.add_row(check.name, _MARKS[check.status], _redact(check.detail, secrets),
+                          _redact(check.fix or "", secrets))
         Console().print(table)
     raise typer.Exit(0 if report.ok else 1)
