@@ -130,13 +130,23 @@ def draw_frame(spec: FootageSpec, t: float, lanes: dict[int, int], masks: dict[i
 
 def make_video(path: Path, spec: FootageSpec) -> Path:
     """Write ``spec`` as an H.264 MP4 at ``path`` and its truth as ``path`` + ``.json``."""
-    path.parent.mkdir(parents=True, exist_ok=True)
     lanes = _lanes(spec)
     object_size = max(8, int(min(spec.width, spec.height) * 0.22))
     masks = {i: _mask(event.shape, object_size) for i, event in enumerate(spec.events)}
+    speech = write_mp4(path, spec, lambda t: draw_frame(spec, t, lanes, masks))
+    spec = spec.model_copy(update={"speech": speech})
+    path.with_suffix(path.suffix + ".json").write_text(spec.model_dump_json(indent=2))
+    return path
+
+
+def write_mp4(path: Path, spec: FootageSpec, paint) -> list[SpeechLine]:
+    """Encode ``paint(t)`` (an RGB picture in display orientation) for every frame of ``spec``, with
+    its soundtrack; return the speech lines with their measured ends."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     rate = Fraction(spec.fps).limit_denominator(1001)
     frame_count = math.ceil(spec.duration * spec.fps - 1e-9)
     stored_w, stored_h = (spec.height, spec.width) if spec.rotation in (90, 270) else (spec.width, spec.height)
+    spoken = list(spec.speech)
     with av.open(str(path), mode="w") as container:
         video = container.add_stream("libx264", rate=rate)
         video.width, video.height, video.pix_fmt = stored_w, stored_h, "yuv420p"
@@ -146,7 +156,7 @@ def make_video(path: Path, spec: FootageSpec) -> Path:
         has_audio = spec.audio or bool(spec.speech)
         audio = container.add_stream("aac", rate=16000, layout="mono") if has_audio else None
         for n in range(frame_count):
-            picture = draw_frame(spec, n / spec.fps, lanes, masks)
+            picture = paint(n / spec.fps)
             if spec.rotation:
                 picture = np.ascontiguousarray(np.rot90(picture, k=-(spec.rotation // 90)))
             frame = av.VideoFrame.from_ndarray(picture, format="rgb24")
@@ -157,10 +167,9 @@ def make_video(path: Path, spec: FootageSpec) -> Path:
         for packet in video.encode():
             container.mux(packet)
         if audio is not None:
-            samples, spec = _soundtrack(spec)
+            samples, spoken = _soundtrack(spec)
             _write_audio(container, audio, samples)
-    path.with_suffix(path.suffix + ".json").write_text(spec.model_dump_json(indent=2))
-    return path
+    return spoken
 
 
 _RATE = 16000
@@ -179,8 +188,8 @@ def speak(text: str) -> np.ndarray:
     return np.concatenate(pieces).astype(np.float32)
 
 
-def _soundtrack(spec: FootageSpec) -> tuple[np.ndarray, FootageSpec]:
-    """A faint hum with any speech laid over it; speech ends are recorded in the spec."""
+def _soundtrack(spec: FootageSpec) -> tuple[np.ndarray, list[SpeechLine]]:
+    """A faint hum with any speech laid over it, and the speech lines with their measured ends."""
     total = int(spec.duration * _RATE)
     samples = (np.sin(2 * np.pi * 120 * np.arange(total) / _RATE) * 0.01).astype(np.float32)
     spoken = []
@@ -190,7 +199,7 @@ def _soundtrack(spec: FootageSpec) -> tuple[np.ndarray, FootageSpec]:
         voice = voice[: max(0, total - at)]
         samples[at : at + len(voice)] += voice * 0.8
         spoken.append(line.model_copy(update={"end": round((at + len(voice)) / _RATE, 3)}))
-    return samples, spec.model_copy(update={"speech": spoken})
+    return samples, spoken
 
 
 def _write_audio(container, stream, samples: np.ndarray) -> None:

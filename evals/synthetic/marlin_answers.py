@@ -43,7 +43,7 @@ def classify(prompt: str) -> tuple[str, str | None]:
     return "off_contract", None
 
 
-def _timeline(observation: Observation) -> float:
+def timeline_scale(observation: Observation) -> float:
     if observation.duration <= TIMELINE_HORIZON:
         return 1.0
     return TIMELINE_SECONDS / observation.duration
@@ -54,7 +54,7 @@ def _fmt(seconds: float) -> str:
 
 
 def caption_text(observation: Observation) -> str:
-    scale = _timeline(observation)
+    scale = timeline_scale(observation)
     _, setting = BACKDROPS[observation.backdrop]
     things = sorted({f"a {t.colour} {t.shape}" for t in observation.tracks})
     if things:
@@ -94,7 +94,7 @@ def _match(observation: Observation, event: str) -> Track | None:
 
 def find_text(observation: Observation, event: str) -> str:
     """Always a span: the seen track when there is one, else a plausible invented one."""
-    scale = _timeline(observation)
+    scale = timeline_scale(observation)
     track = _match(observation, event)
     if track is not None:
         start, end = track.start, track.end

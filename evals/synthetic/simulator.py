@@ -150,7 +150,9 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
     except (av.FFmpegError, IndexError, ValueError) as exc:
         raise _Rejection(400, f"could not decode the video: {exc}") from exc
     kind, event = answers.classify(prompt)
-    if kind == "caption":
+    if observation.scene:
+        text = _realistic_answer(kind, event, observation, hashlib.sha256(data).hexdigest())
+    elif kind == "caption":
         text = answers.caption_text(observation)
     elif kind == "find":
         text = answers.find_text(observation, event or "")
@@ -173,6 +175,17 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
                   "total_tokens": observation.frames_sampled * 64 + len(text) // 4},
     }
     return reply, record
+
+
+def _realistic_answer(kind: str, event: str | None, observation: Observation, clip_key: str) -> str:
+    from evals.synthetic import realistic_answers
+
+    scale = answers.timeline_scale(observation)
+    if kind == "caption":
+        return realistic_answers.caption_text(observation, clip_key, scale)
+    if kind == "find":
+        return realistic_answers.find_text(observation, event or "", scale)
+    return realistic_answers.off_contract_text(observation)
 
 
 class _Handler(BaseHTTPRequestHandler):

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 import av
 import numpy as np
 
+from evals.synthetic import barcode
 from evals.synthetic.palette import BACKDROPS, OBJECT_COLOURS, describe
 
 _COLOUR_TOLERANCE = 48
@@ -34,12 +35,23 @@ class Track:
         return describe(self.colour, self.shape, self.motion)
 
 
+@dataclass(frozen=True)
+class Sighting:
+    """A realistic-world event on screen: its number in the scene and when, in clip seconds."""
+
+    event: int
+    start: float
+    end: float
+
+
 @dataclass
 class Observation:
     duration: float
     frames_sampled: int
     backdrop: str
     tracks: list[Track] = field(default_factory=list)
+    scene: int = 0  # a realistic-world scene number, read off the frames' strip; 0 for the toy world
+    sightings: list[Sighting] = field(default_factory=list)
 
 
 def _shape_of(mask: np.ndarray) -> tuple[str, float] | None:
@@ -99,9 +111,13 @@ def look(data: bytes, fps: float = 2.0, min_frames: int = 4, max_frames: int = 2
     step = duration / len(times)
     sightings: dict[str, list[tuple[float, str, float]]] = {name: [] for name in OBJECT_COLOURS}
     backdrops: Counter[str] = Counter()
+    strips: list[tuple[float, tuple[int, int] | None]] = []
     sampled = 0
     for t, pixels in _frames_at(data, times):
         sampled += 1
+        strips.append((t, barcode.read(pixels)))
+        if strips[0][1] is not None:
+            continue  # a realistic-world frame: the strip says what is on screen
         backdrops[_backdrop_of(pixels)] += 1
         small = pixels[::2, ::2].astype(np.int16)
         min_area = _MIN_AREA_SHARE * small.shape[0] * small.shape[1]
@@ -111,6 +127,9 @@ def look(data: bytes, fps: float = 2.0, min_frames: int = 4, max_frames: int = 2
                 found = _shape_of(mask)
                 if found:
                     sightings[name].append((t, *found))
+    if strips and strips[0][1] is not None:
+        return Observation(duration=duration, frames_sampled=sampled, backdrop="", scene=strips[0][1][0],
+                           sightings=_runs(strips, step, duration))
     tracks = [track for name, seen in sightings.items() for track in _tracks(name, seen, step, duration)]
     tracks.sort(key=lambda track: track.start)
     backdrop = backdrops.most_common(1)[0][0] if backdrops else "field"
@@ -133,3 +152,16 @@ def _tracks(colour: str, seen: list[tuple[float, str, float]], step: float, dura
         end = min(duration, run[-1][0] + step)
         tracks.append(Track(colour=colour, shape=shape, start=run[0][0], end=end, motion=motion))
     return tracks
+
+
+def _runs(strips: list[tuple[float, tuple[int, int] | None]], step: float, duration: float) -> list[Sighting]:
+    """Consecutive samples showing the same event, as sightings."""
+    found: list[Sighting] = []
+    current, since = 0, 0.0
+    for t, read in strips + [(duration, None)]:
+        event = read[1] if read else 0
+        if event != current:
+            if current:
+                found.append(Sighting(event=current, start=since, end=min(duration, t)))
+            current, since = event, t
+    return found
