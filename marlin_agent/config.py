@@ -76,8 +76,22 @@ class AgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(0.83, ge=0, le=1)
+    threshold: float = Field(0.5, ge=0, le=1)
     max_windows: int = Field(4, ge=1, le=50)
+
+
+class VerifySettings(BaseModel):
+    """How a grounded span is checked: the entailment model, the evidence gathered, and the
+    weights that turn it into a confidence (calibrated with `eval presence --fit`)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    model: str = Field("cross-encoder/nli-deberta-v3-xsmall", description="An NLI model: hub name or local folder.")
+    model_file: str = Field("onnx/model_quint8_avx2.onnx", description="The ONNX file taken from a hub model.")
+    fresh_caption: bool = True
+    reground: bool = False
+    weights: dict[str, float] = Field(default_factory=dict)
+    bias: float = 0.0
 
 
 class PlannerSettings(BaseModel):
@@ -147,6 +161,7 @@ class Settings(BaseModel):
     media: MediaSettings = MediaSettings()
     library: LibrarySettings = LibrarySettings()
     agent: AgentSettings = AgentSettings()
+    verify: VerifySettings = VerifySettings()
     planner: PlannerSettings = PlannerSettings()
     mcp: McpSettings = McpSettings()
     engine: EngineSettings = EngineSettings()
@@ -180,6 +195,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_PLANNER_API_KEY": ("planner", "api_key"),
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
+    "MARLIN_VERIFY_MODEL": ("verify", "model"),
     "MARLIN_MCP_ROOTS": ("mcp", "roots"),
     "MARLIN_ENGINE": ("engine", "default"),
 }

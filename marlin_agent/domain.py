@@ -126,7 +126,8 @@ class FindResult(Record):
 class Evidence(Record):
     """One signal for or against a moment, kept whether it helped or not."""
 
-    kind: str = Field(description="grounding | caption_event | transcript | regrounding | judge")
+    kind: str = Field(description="grounding | caption_event | fresh_caption | transcript | contradiction | "
+                      "best_match | similarity | judge | regrounding")
     text: str
     start: float
     end: float

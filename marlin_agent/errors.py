@@ -296,3 +296,12 @@ class BudgetExhausted(MarlinAgentError):
     code = "budget_exhausted"
     exit_code = 3
     default_hint = "Raise the budget in [planner] (max_requests, max_tokens, max_marlin_calls) or narrow the question."
+
+
+class ModelUnavailable(MarlinAgentError):
+    """A model the agent runs itself (embeddings, verification) is neither cached nor downloadable."""
+
+    code = "model_unavailable"
+    exit_code = 2
+    # Every later step needs the same model: stop instead of recording the same failure per candidate.
+    stops_run: ClassVar[bool] = True

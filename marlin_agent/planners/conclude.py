@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment
-from marlin_agent.planners.verify import iou
+from marlin_agent.verification.signals import iou
 
 
 def decide(moments: list[Moment], threshold: float) -> tuple[list[Moment], list[Moment]]:
@@ -28,14 +28,21 @@ def in_time_order(moments: list[Moment]) -> list[Moment]:
 
 
 def weakest(moment: Moment) -> str:
-    """Why a moment fell short, from its evidence."""
-    signals = {e.kind: e.score for e in moment.evidence if e.kind != "grounding"}
-    parts = [f"re-grounding agreed {signals.get('regrounding', 0):.0%}"]
-    parts.append("no matching caption event" if signals.get("caption_event", 0) < 0.3 else "a caption event matched")
-    if "transcript" in signals:
-        parts.append(f"speech match {signals['transcript']:.0%}")
-    if "judge" in signals:
-        parts.append(f"the judge gave {signals['judge']:.0%}")
+    """Why a moment fell short, in the words of its evidence."""
+    by_kind = {e.kind: e for e in moment.evidence if e.kind != "grounding"}
+    said = max((by_kind[k].score for k in ("caption_event", "fresh_caption") if k in by_kind), default=0.0)
+    parts = [f"what Marlin describes there entails it {said:.0%}" if said >= 0.3 else
+             "nothing Marlin describes there says it"]
+    if "contradiction" in by_kind and by_kind["contradiction"].score >= 0.5:
+        parts.append(f'"{by_kind["contradiction"].text}" contradicts it')
+    if "best_match" in by_kind and by_kind["best_match"].score < 0.4:
+        parts.append(by_kind["best_match"].text)
+    if "transcript" in by_kind:
+        parts.append(f"speech says it {by_kind['transcript'].score:.0%}")
+    if "regrounding" in by_kind:
+        parts.append(f"re-grounding agreed {by_kind['regrounding'].score:.0%}")
+    if "judge" in by_kind:
+        parts.append(f"the judge gave {by_kind['judge'].score:.0%}")
     return ", ".join(parts)
 
 

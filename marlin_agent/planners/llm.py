@@ -24,7 +24,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
 from marlin_agent.planners.conclude import decide, in_time_order, summary
-from marlin_agent.planners.verify import iou
+from marlin_agent.verification.signals import iou
 from marlin_agent.resources import data_path
 from marlin_agent.tools import (
     Grounding,
@@ -114,8 +114,9 @@ def build_agent(model):
     @agent.tool
     async def verify(ctx: RunContext[PlannerDeps], video_id: str, event: str, start: float,
                      end: float) -> Verification:
-        """Check whether `event` really happens at `start`–`end` (a span from find or search): re-grounds
-        it, reads captions and speech there. `passed` says whether it may be reported. 1–2 Marlin calls."""
+        """Check whether `event` really happens at `start`–`end` (a span from find or search): an entailment
+        model reads the captions and speech there and a fresh caption of the span; `passed` says whether it may
+        be reported. About 1 Marlin call."""
         return await call(ctx.deps.tools.verify(video_id, event, start, end))
 
     @agent.tool

@@ -9,7 +9,6 @@ checked and why each candidate was rejected.
 from __future__ import annotations
 
 import asyncio
-import re
 import time
 
 from marlin_agent.config import Settings
@@ -17,31 +16,17 @@ from marlin_agent.domain import Answer, Moment, Usage, VideoRef
 from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
 from marlin_agent.library import SearchHit
 from marlin_agent.planners.conclude import decide, summary
-from marlin_agent.planners.verify import combine, text_evidence, text_similarities
+from marlin_agent.planners.phrasing import event_description
 from marlin_agent.tools import Toolbox, centred_window
+from marlin_agent.verification.entailment import entailment_model
+from marlin_agent.verification.confidence import confidence
+from marlin_agent.verification.signals import entailment_evidence, iou, spoken, text_evidence, text_similarities
+
+__all__ = ["PipelinePlanner", "candidate_windows", "event_description"]
 
 _SEARCH_DEPTH = 20
-
-_LEADING = re.compile(
-    r"^\s*(?:please\s+)?(?:"
-    r"(?:when|where|at what (?:time|point)|what time)\s+(?:(?:does|do|did|is|are|was|were|will|can)\s+)?"
-    r"|(?:find|show(?:\s+me)?|locate|get|give me)\s+(?:(?:all\s+)?(?:the\s+)?(?:moments?|parts?|times?|clips?|scenes?)\s+"
-    r"(?:when|where|that|in which|with|of)\s+)?"
-    r"|(?:is|are)\s+there\s+|(?:does|do)\s+(?=\w+\s))",
-    re.IGNORECASE,
-)
-_TRAILING = re.compile(
-    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place|appears?|shows? up|in (?:the|this) (?:video|footage|clip)))*"
-    r"\s*[?.!]*\s*$",
-    re.IGNORECASE,
-)
-
-
-def event_description(question: str) -> str:
-    """The event to ground, in the plain phrasing Marlin grounds best: question words removed."""
-    event = _TRAILING.sub("", _LEADING.sub("", question.strip()))
-    return event.strip() or question.strip()
-
+# Retrieved caption events verified besides the grounded spans (each costs one fresh caption).
+_DESCRIBED_CANDIDATES = 2
 
 def candidate_windows(hits: list[SearchHit], durations: dict[str, float], limit: int) -> list[tuple[SearchHit, float, float]]:
     """Windows of at most ~60 s centred on the best hits; a hit inside a chosen window adds nothing."""
@@ -97,7 +82,25 @@ class PipelinePlanner:
             raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
         moments = await self._spoken(event, search.hits)
         moments += await self.check_windows(event, [(hit.video, s, e) for hit, s, e in windows])
+        moments += await self._described(event, search.hits, moments)
         return self.conclude(question, event, moments, len(video_ids), started)
+
+    async def _described(self, event: str, hits: list[SearchHit], grounded: list[Moment]) -> list[Moment]:
+        """The best caption events that no grounded span covers, verified as candidates of their own.
+
+        Marlin's find lands on the most similar thing in a window, and on a clip with two look-alike
+        events that can be the wrong one; the dense caption already timed every event (to about
+        half a second), so the retrieved events are candidates too, at no find call.
+        """
+        moments = []
+        events = [hit for hit in hits if hit.source == "event"][: _DESCRIBED_CANDIDATES]
+        for hit in events:
+            covered = any(m.video.id == hit.video.id and iou((m.start, m.end), (hit.start, hit.end)) > 0.3
+                          for m in grounded + moments)
+            if not covered:
+                checked = await self.tools.verify(hit.video.id, event, hit.start, hit.end, proposed_by="caption")
+                moments.append(checked.moment)
+        return moments
 
     async def verify_in_video(self, event: str, video_id: str, start: float | None, end: float | None) -> Answer:
         """``find --verify``: ground ``event`` in every chunk of one video and keep what the evidence backs."""
@@ -111,20 +114,26 @@ class PipelinePlanner:
         """Moments that are said rather than shown: transcript lines among the best hits.
 
         Marlin grounds what it sees, so an event that exists only in speech would otherwise
-        never be confirmed; the line's own span is the candidate and its meaning the evidence.
+        never be confirmed; the line's own span is the candidate and whether it says the
+        event (entailment) the evidence.
         """
         lines = [hit for hit in hits[: self.settings.agent.max_windows * 2] if hit.source == "transcript"]
         if not lines:
             return []
+        model = await asyncio.to_thread(entailment_model, self.settings.verify, self.settings.cache_dir)
+        scores = await asyncio.to_thread(model.score, [(spoken(hit.text), event) for hit in lines])
         query = await self.tools.embed_query(event)
         similarities = await asyncio.to_thread(text_similarities, self.tools.library.embedder.embed, event, query,
                                                [hit.text for hit in lines])
         moments = []
-        for hit, similarity in zip(lines, similarities):
-            found = text_evidence("transcript", (hit.start, hit.end), [hit.model_dump()], [similarity])
-            if found is not None and found.score > 0:
-                moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, confidence=combine([found]),
-                                      evidence=[found]))
+        verify = self.settings.verify
+        for hit, score, similarity in zip(lines, scores, similarities):
+            row = hit.model_dump()
+            evidence = [e for e in (entailment_evidence("transcript", (hit.start, hit.end), [row], [score]),
+                                    text_evidence("similarity", (hit.start, hit.end), [row], [similarity])) if e]
+            if evidence:
+                moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, evidence=evidence,
+                                      confidence=confidence(evidence, verify.weights, verify.bias)))
         return moments
 
     def conclude(self, question: str, event: str, moments: list[Moment], videos: int, started: float) -> Answer:

@@ -22,8 +22,14 @@ from marlin_agent.tools import Toolbox
 
 @asynccontextmanager
 async def _session(inputs: list[str], settings: Settings, on_progress=None):
-    """Index what is new among ``inputs``; yield the library, a Marlin client (or None) and the index report."""
+    """Index what is new among ``inputs``; yield the library, a Marlin client (or None) and the index report.
+
+    The verification model is made ready first: without it no answer can be trusted, and a
+    missing one should fail in seconds, not after indexing a folder."""
     from marlin_agent.indexer import index_inputs, open_library
+    from marlin_agent.verification.entailment import entailment_model
+
+    await asyncio.to_thread(entailment_model, settings.verify, settings.cache_dir)
 
     library = await asyncio.to_thread(open_library, settings)
     report = await index_inputs(inputs, settings, library, on_progress)
@@ -83,6 +89,18 @@ async def verifier(inputs: list[str], settings: Settings, on_progress=None):
             return await PipelinePlanner(settings, tools).verify_in_video(event, video_id, None, None)
 
         yield report, verify
+
+
+@asynccontextmanager
+async def answerer(inputs: list[str], settings: Settings, on_progress=None):
+    """Index ``inputs`` once, then yield ``(report, ask)`` where ``ask(question, video_id)`` answers
+    as ``ask`` does (the pipeline planner) over that one video: for the presence evals."""
+    async with _session(inputs, settings, on_progress) as (library, client, report):
+        async def ask_one(question: str, video_id: str) -> Answer:
+            tools = Toolbox(settings, library, client, video_ids=[video_id])
+            return await PipelinePlanner(settings, tools).answer(question, [video_id])
+
+        yield report, ask_one
 
 
 async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,

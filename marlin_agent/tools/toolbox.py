@@ -26,9 +26,14 @@ from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
 from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
-from marlin_agent.planners.verify import (
-    combine,
+from marlin_agent.verification.confidence import confidence
+from marlin_agent.verification.entailment import entailment_model
+from marlin_agent.verification.signals import (
+    best_match_evidence,
+    contradiction_evidence,
+    entailment_evidence,
     regrounding_evidence,
+    spoken,
     text_evidence,
     text_similarities,
     tighter_window,
@@ -52,8 +57,8 @@ from marlin_agent.tools.results import (
 Judge = Callable[[str, SpanCaption], Awaitable[tuple[float, str]]]
 
 WINDOW_SECONDS = 60.0
-# Seconds of context either side of a span when it is captioned afresh for the judge.
-_JUDGE_PAD = 1.0
+# Seconds of context either side of a span when it is captioned afresh (for entailment and the judge).
+_FRESH_PAD = 1.0
 
 
 class UnknownVideo(InputError):
@@ -247,61 +252,100 @@ class Toolbox:
                                                f"{len(rows)} lines", meter))
 
     async def verify(self, video_id: str, event: str, start: float, end: float,
-                     window: tuple[float, float] | None = None) -> Verification:
+                     window: tuple[float, float] | None = None, proposed_by: str = "grounding") -> Verification:
         """Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
 
-        Re-grounds on a tighter window (one Marlin call), reads the index's caption events and
-        transcript lines over the span, and, when a judge is configured, has it read a fresh
-        caption of the span (one more call).
+        Reads what the index says happens over the span (caption events, transcript lines) and
+        has the entailment model judge whether it means the event; captions the tight span
+        afresh (one Marlin call) for a second reading; compares the span with the video's
+        other events; and, when a judge is configured, has it read the fresh caption too.
         """
         meter = _Meter()
         ref = await self._ref(video_id)
         video = await self.video_info(video_id)
         span = (start, end)
         shown = window or centred_window(start, end, video.duration)
-        evidence = [Evidence(kind="grounding", text=f"Marlin placed it at {clock(start)}–{clock(end)} "
-                             f"when shown {clock(shown[0])}–{clock(shown[1])}", start=start, end=end, score=1.0)]
-        retry = tighter_window(span, shown, video.duration)
+        proposal = (f"Marlin placed it at {clock(start)}–{clock(end)} when shown {clock(shown[0])}–{clock(shown[1])}"
+                    if proposed_by == "grounding" else f"Marlin's caption has an event at {clock(start)}–{clock(end)}")
+        evidence = [Evidence(kind="grounding", text=proposal, start=start, end=end, score=1.0)]
         # Out of budget, verification still reads the free signals and keeps the moment: a
         # run cut short must not lose what it found. The next Marlin call stops the run.
         budget_spent = False
-        try:
-            again = await self._ground(video, event, *retry, meter) if retry != shown else span
-            evidence.append(regrounding_evidence(span, again, retry))
-        except MarlinAgentError as exc:
-            if getattr(exc, "stops_run", False):
-                raise
-            budget_spent = isinstance(exc, BudgetExhausted)
-            evidence.append(Evidence(kind="regrounding", text=f"not re-grounded: {exc.message}",
-                                     start=retry[0], end=retry[1], score=0.0))
-        query = await self.embed_query(event)
-        for kind, segment_kind in (("caption_event", "event"), ("transcript", "transcript")):
-            rows = _overlapping(await asyncio.to_thread(self.library.segments, video_id, segment_kind), start, end, 1.0)
-            if rows:
-                similarities = await asyncio.to_thread(text_similarities, self.library.embedder.embed, event, query,
-                                                       [r["text"] for r in rows])
-                found = text_evidence(kind, span, rows, similarities)
-                if found:
-                    evidence.append(found)
-        if self.judge is not None and not budget_spent:
-            try:
-                evidence.append(await self._judgement(video_id, event, span, video.duration, meter))
-            except BudgetExhausted as exc:
-                self.note("verify", f"not judged: {exc.message}")
-        moment = Moment(video=ref, start=start, end=end, confidence=combine(evidence), evidence=evidence)
+        if self.settings.verify.reground:
+            budget_spent = await self._reground(video, event, span, shown, meter, evidence)
+        fresh = None
+        if (self.settings.verify.fresh_caption or self.judge is not None) and not budget_spent:
+            fresh = await self._fresh_caption(video_id, span, video.duration, meter)
+        events = await asyncio.to_thread(self.library.segments, video_id, "event")
+        lines = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "transcript"), start, end, 1.0)
+        fresh_rows = [{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else []
+        evidence += await asyncio.to_thread(self._entailment, event, span, events, fresh_rows, lines)
+        nearby = _overlapping(events, start, end, 1.0) + lines
+        if nearby:
+            query = await self.embed_query(event)
+            similarities = await asyncio.to_thread(text_similarities, self.library.embedder.embed, event, query,
+                                                   [r["text"] for r in nearby])
+            found = text_evidence("similarity", span, nearby, similarities)
+            if found:
+                evidence.append(found)
+        if self.judge is not None and fresh is not None:
+            score, reason = await self.judge(event, fresh)
+            evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
+                                     score=round(min(1.0, max(0.0, score)), 3)))
+        moment = Moment(video=ref, start=start, end=end, evidence=evidence,
+                        confidence=confidence(evidence, self.settings.verify.weights, self.settings.verify.bias))
         self.verified.append(moment)
         threshold = self.settings.agent.threshold
         return Verification(moment=moment, passed=moment.confidence >= threshold, threshold=threshold,
                             cost=self._done("verify", f'"{event}" at {ref.title} {clock(start)}–{clock(end)}: '
                                             f"confidence {moment.confidence:.2f}", meter))
 
-    async def _judgement(self, video_id: str, event: str, span: tuple[float, float], duration: float,
-                         meter: _Meter) -> Evidence:
-        lo, hi = max(0.0, span[0] - _JUDGE_PAD), min(duration, span[1] + _JUDGE_PAD)
-        described = await self.caption(video_id, lo, hi, fresh=True)
+    def _entailment(self, event: str, span: tuple[float, float], events: list[dict], fresh: list[dict],
+                    lines: list[dict]) -> list[Evidence]:
+        """What the entailment model makes of the index's events, the fresh caption and the speech."""
+        model = entailment_model(self.settings.verify, self.settings.cache_dir)
+        premises = [r["text"] for r in events] + [r["text"] for r in fresh] + [spoken(r["text"]) for r in lines]
+        scores = model.score([(premise, event) for premise in premises])
+        indexed, fresh_scores, line_scores = (scores[:len(events)], scores[len(events):len(events) + len(fresh)],
+                                              scores[len(events) + len(fresh):])
+        found = [entailment_evidence("caption_event", span, events, indexed),
+                 entailment_evidence("fresh_caption", span, fresh, fresh_scores),
+                 entailment_evidence("transcript", span, lines, line_scores),
+                 contradiction_evidence(span, events + fresh, indexed + fresh_scores),
+                 best_match_evidence(span, events, indexed)]
+        return [item for item in found if item is not None]
+
+    async def _reground(self, video: VideoInfo, event: str, span: tuple[float, float], shown: tuple[float, float],
+                        meter: _Meter, evidence: list[Evidence]) -> bool:
+        """Ground again on a tighter window; True when the budget ran out doing it."""
+        retry = tighter_window(span, shown, video.duration)
+        try:
+            again = await self._ground(video, event, *retry, meter) if retry != shown else span
+            evidence.append(regrounding_evidence(span, again, retry))
+        except MarlinAgentError as exc:
+            if getattr(exc, "stops_run", False):
+                raise
+            evidence.append(Evidence(kind="regrounding", text=f"not re-grounded: {exc.message}",
+                                     start=retry[0], end=retry[1], score=0.0))
+            return isinstance(exc, BudgetExhausted)
+        return False
+
+    async def _fresh_caption(self, video_id: str, span: tuple[float, float], duration: float,
+                             meter: _Meter) -> SpanCaption | None:
+        """Marlin's caption of the span alone (a second reading, worded anew); None when it cannot be had."""
+        lo, hi = max(0.0, span[0] - _FRESH_PAD), min(duration, span[1] + _FRESH_PAD)
+        try:
+            described = await self.caption(video_id, lo, hi, fresh=True)
+        except BudgetExhausted as exc:
+            self.note("verify", f"not captioned afresh: {exc.message}")
+            return None
+        except MarlinAgentError as exc:
+            if getattr(exc, "stops_run", False):
+                raise
+            self.note("verify", f"not captioned afresh: {exc.message}")
+            return None
         meter.calls += described.cost.marlin_calls
-        score, reason = await self.judge(event, described)
-        return Evidence(kind="judge", text=reason, start=lo, end=hi, score=round(min(1.0, max(0.0, score)), 3))
+        return described
 
     async def clip(self, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
         """Cut ``[start, end]`` (with a little context) into an MP4 in ``folder``; picture and sound."""

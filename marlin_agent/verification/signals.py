@@ -1,14 +1,10 @@
-"""Verification: Marlin's find always answers, so a span is a candidate until evidence backs it.
+"""Evidence from texts: which rows of the index overlap a span, and what they say about the event.
 
-Signals, each kept as evidence whether it helped or not:
-- caption events overlapping the span whose text means what the query means;
-- transcript lines inside the span that say it;
-- re-grounding stability: ground again on a tighter window around the span; a real event
-  lands on the same absolute span, an invented one drifts with the window;
-- with a planner LLM configured, its judgement of a fresh Marlin caption of the span.
-They are combined as independent pieces of support (noisy-OR), so any strong signal can
-carry a moment but none alone is trusted fully. The weights and the threshold are
-settings, to be calibrated on the presence evals.
+Meaning comes from the entailment model (``entailment.py``): a caption event or a spoken
+line that entails the event backs the span, one that contradicts it counts against. MiniLM
+similarity stays as a weak, cheap signal. Re-grounding stability is kept for servers where
+it measurably separates present from absent (it does not on realistic footage: a grounding
+model asked about something absent lands on the most similar real event in any window).
 """
 
 from __future__ import annotations
@@ -16,17 +12,20 @@ from __future__ import annotations
 import numpy as np
 
 from marlin_agent.domain import Evidence
+from marlin_agent.verification.entailment import Entailment
 
-# How much each signal alone can prove (the noisy-OR weights). A transcript line that says
-# the event is the one signal independent of Marlin's eyes, and for things only said it is
-# the only one, so alone it can clear the calibrated threshold.
-WEIGHTS = {"caption_event": 0.7, "transcript": 0.95, "regrounding": 0.6, "judge": 0.7}
-# Cosine similarity (MiniLM) below which text is unrelated, and where it means a match.
-# Measured with `eval presence`: the same sentence about another object ("a red triangle
-# moves ..." against "a red circle moves ...") scores about 0.75, so a full match must
-# sit well above that or hard negatives pass (see evals/results).
+# MiniLM cosine below which text is unrelated, and where it means a full match.
 _SIMILARITY_FLOOR = 0.45
 _SIMILARITY_FULL = 0.95
+# A row counts for a span when at least this share of the shorter of the two overlaps;
+# full credit from _FULL_OVERLAP on.
+_MIN_OVERLAP = 0.3
+_FULL_OVERLAP = 0.6
+
+
+def spoken(text: str) -> str:
+    """A transcript line as a premise: NLI models read "X says: ..." as someone saying it."""
+    return f'Someone says: "{text.strip()}"'
 
 
 def iou(a: tuple[float, float], b: tuple[float, float]) -> float:
@@ -75,17 +74,62 @@ def similarity_score(similarity: float) -> float:
     return float(np.clip((similarity - _SIMILARITY_FLOOR) / (_SIMILARITY_FULL - _SIMILARITY_FLOOR), 0.0, 1.0))
 
 
+def overlap_credit(span: tuple[float, float], row: dict) -> float:
+    """0 for a row that hardly overlaps ``span``, rising to 1 when most of it does."""
+    share = overlap_share(span, (row["start"], row["end"]))
+    return 0.0 if share < _MIN_OVERLAP else min(1.0, share / _FULL_OVERLAP)
+
+
 def text_evidence(kind: str, span: tuple[float, float], rows: list[dict], similarities: list[float]) -> Evidence | None:
-    """The best row of ``kind`` overlapping ``span``, scored by meaning × overlap."""
+    """The best row of ``kind`` overlapping ``span``, scored by embedding similarity × overlap."""
     best = None
     for row, similarity in zip(rows, similarities):
-        share = overlap_share(span, (row["start"], row["end"]))
-        if share < 0.3:
-            continue
-        score = similarity_score(similarity) * min(1.0, share / 0.6)
-        if best is None or score > best.score:
+        score = similarity_score(similarity) * overlap_credit(span, row)
+        if overlap_credit(span, row) > 0 and (best is None or score > best.score):
             best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"], score=round(score, 3))
     return best
+
+
+def entailment_evidence(kind: str, span: tuple[float, float], rows: list[dict],
+                        scores: list[Entailment]) -> Evidence | None:
+    """The row overlapping ``span`` that best entails the event, scored entailment × overlap."""
+    best = None
+    for row, found in zip(rows, scores):
+        credit = overlap_credit(span, row)
+        if credit > 0 and (best is None or found.entailment * credit > best.score):
+            best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"],
+                            score=round(found.entailment * credit, 3))
+    return best
+
+
+def contradiction_evidence(span: tuple[float, float], rows: list[dict], scores: list[Entailment]) -> Evidence | None:
+    """The overlapping row that most contradicts the event (only three-way models tell this apart)."""
+    worst = None
+    for row, found in zip(rows, scores):
+        score = found.contradiction * overlap_credit(span, row)
+        if score > 0 and (worst is None or score > worst.score):
+            worst = Evidence(kind="contradiction", text=row["text"], start=row["start"], end=row["end"],
+                             score=round(score, 3))
+    return worst
+
+
+def best_match_evidence(span: tuple[float, float], rows: list[dict], scores: list[Entailment]) -> Evidence | None:
+    """Is the event at this span the video's best match for the question?
+
+    0.5 + half the margin between the best entailment overlapping the span and the best
+    anywhere else in the video: 1 when only this span says it, 0 when another part of the
+    video says it and this one does not.
+    """
+    here = [(row, found) for row, found in zip(rows, scores) if overlap_credit(span, row) > 0]
+    elsewhere = [(row, found) for row, found in zip(rows, scores) if overlap_credit(span, row) == 0]
+    if not here:
+        return None
+    mine = max(here, key=lambda pair: pair[1].entailment)
+    rival = max(elsewhere, key=lambda pair: pair[1].entailment, default=None)
+    margin = mine[1].entailment - (rival[1].entailment if rival else 0.0)
+    text = (f'best elsewhere: "{rival[0]["text"]}" at {rival[0]["start"]:.1f}–{rival[0]["end"]:.1f} s'
+            if rival else "no other event in the video")
+    return Evidence(kind="best_match", text=text, start=span[0], end=span[1], score=round(0.5 + margin / 2, 3))
 
 
 def regrounding_evidence(span: tuple[float, float], again: tuple[float, float] | None,
@@ -97,16 +141,6 @@ def regrounding_evidence(span: tuple[float, float], again: tuple[float, float] |
     return Evidence(kind="regrounding", text=f"grounded again on {window[0]:.1f}–{window[1]:.1f} s: "
                     f"{again[0]:.1f}–{again[1]:.1f} s (IoU {agreement:.2f})", start=again[0], end=again[1],
                     score=round(agreement, 3))
-
-
-def combine(evidence: list[Evidence]) -> float:
-    """Noisy-OR over the signals: 1 − Π(1 − weight × score)."""
-    doubt = 1.0
-    for item in evidence:
-        weight = WEIGHTS.get(item.kind)
-        if weight is not None:
-            doubt *= 1.0 - weight * item.score
-    return round(1.0 - doubt, 3)
 
 
 def tighter_window(span: tuple[float, float], window: tuple[float, float], duration: float) -> tuple[float, float]:

@@ -1,0 +1,105 @@
+"""A question in a user's words → the plain event sentence Marlin grounds best and NLI reads best.
+
+"when does the cook whisk the eggs?" → "the cook whisks the eggs"; "when is the goal
+scored" → "the goal is scored"; "show me the moments where the dog jumps" → "the dog
+jumps". Only the wrapping is removed and the verb agreement restored; the user's own words
+stay. The LLM planner can rewrite more freely.
+"""
+
+from __future__ import annotations
+
+import re
+
+_LEADING = re.compile(
+    r"^\s*(?:please\s+)?(?:can you\s+|could you\s+)?(?:"
+    r"(?:find|show(?:\s+me)?|locate|get|give me|tell me)\s+(?:(?:all\s+)?(?:the\s+)?(?:moments?|parts?|times?|clips?|"
+    r"scenes?|bits?|points?)\s+(?:when|where|that|in which|with|of)\s+)?"
+    r"|(?:is|are)\s+there\s+(?:a\s+(?:moment|time|part)\s+(?:when|where)\s+)?)",
+    re.IGNORECASE,
+)
+_WHEN = re.compile(r"^\s*(?:when|where|at what (?:time|point)|what time|at which point)\s+(?:exactly\s+)?",
+                   re.IGNORECASE)
+_TRAILING = re.compile(
+    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place|appears?|shows? up|"
+    r"in (?:the|this) (?:video|footage|clip|recording)))*\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
+_PLURAL_SUBJECTS = {"they", "we", "you", "i", "people", "players", "both", "two", "some", "several", "many"}
+_PRONOUNS = {"he", "she", "it", "someone", "somebody", "anyone", "anybody", "everyone", "nobody", "one", "this",
+             "that", "they", "we", "you", "i"}
+_DETERMINERS = {"the", "a", "an", "my", "our", "your", "his", "her", "their", "its", "this", "that", "these",
+                "those", "some", "any", "each", "every", "another", "both", "two", "three"}
+# Words that follow the verb in event phrases: when one comes right after a word, that word
+# is likely the verb ("the cook whisk | the eggs", "the bear come | out of").
+_AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "down", "over", "away", "back", "to",
+                              "from", "at", "across", "through", "past", "around", "with", "by", "for", "under",
+                              "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself", "red", "green"}
+_IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+_PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
+_IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",
+                          "thrown", "shown", "seen", "done", "said", "sold", "told", "found", "won", "lost", "run",
+                          "let", "split", "kept", "built", "sent", "spent", "struck", "stuck", "hung", "dug"}
+
+
+def _third_person(verb: str) -> str:
+    lowered = verb.lower()
+    if lowered in _IRREGULAR:
+        return _IRREGULAR[lowered]
+    if re.search(r"(?:s|sh|ch|x|z|o)$", lowered):
+        return verb + "es"
+    if re.search(r"[^aeiou]y$", lowered):
+        return verb[:-1] + "ies"
+    return verb + "s"
+
+
+def _verb_position(words: list[str]) -> int | None:
+    """Where the verb is in "<subject> <verb> ...", after a do-question lost its auxiliary."""
+    if not words:
+        return None
+    if words[0].lower() in _PRONOUNS:
+        return 1 if len(words) > 1 else None
+    start = 1 if words[0].lower() in _DETERMINERS else 0
+    for at in range(start + 1, len(words)):
+        following = words[at + 1].lower() if at + 1 < len(words) else ""
+        plural_noun = re.search(r"[^s]s$", words[at].lower()) is not None  # "lanes", not "cross"
+        if (following == "" or following in _AFTER_VERB) and not plural_noun:
+            return at
+    # No telling word after it: the word after the head noun ("the car | change lanes").
+    return start + 1 if start + 1 < len(words) else None
+
+
+def _undo_inversion(auxiliary: str, rest: str) -> str:
+    words = rest.split()
+    aux = auxiliary.lower()
+    if aux in ("is", "are", "was", "were"):
+        # "is the goal scored" → "the goal is scored": the auxiliary goes before the participle.
+        at = next((i for i, w in enumerate(words) if i > 0 and (w.lower() in _IRREGULAR_PARTICIPLES
+                                                                or _PARTICIPLE.match(w))), None)
+        if at is None:
+            return rest
+        verb = "is" if aux in ("is", "was") else "are"
+        return " ".join(words[:at] + [verb] + words[at:])
+    if aux in ("does", "did"):
+        at = _verb_position(words)
+        subject = {w.lower() for w in words[: at or 0]}
+        if at is None or subject & _PLURAL_SUBJECTS or any(w.lower().endswith("s") and len(w) > 3
+                                                             and w.lower() not in ("this", "his", "its")
+                                                             for w in words[1:at]):
+            return rest
+        return " ".join(words[:at] + [_third_person(words[at])] + words[at + 1:])
+    return rest  # do, will, can: the base form is already right
+
+
+def event_description(question: str) -> str:
+    """The event a question asks about, as a plain declarative sentence."""
+    text = _TRAILING.sub("", _LEADING.sub("", question.strip()))
+    asked = _WHEN.match(text)
+    if asked:
+        text = text[asked.end():]
+        inverted = re.match(r"^(does|do|did|is|are|was|were|will|can)\s+(.+)$", text, re.IGNORECASE)
+        if inverted:
+            text = _undo_inversion(inverted.group(1), inverted.group(2))
+    elif re.match(r"^(?:does|do|did)\s+\w+\s", text, re.IGNORECASE):
+        text = _undo_inversion(*text.split(None, 1))
+    text = _TRAILING.sub("", text).strip()
+    return text or question.strip()

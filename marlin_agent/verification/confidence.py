@@ -1,0 +1,53 @@
+"""Evidence → one confidence: a logistic model whose weights come from the presence evals.
+
+Each kind of evidence is a feature (its score, 0..1); the judge's verdict enters as
+2·score − 1 so a "no" lowers confidence as much as a "yes" raises it. Missing evidence adds
+nothing. ``fit`` learns the weights from labelled moments (``eval presence --fit`` on a
+calibration suite); the shipped ones are in configs/default.toml under ``[verify]``.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from marlin_agent.domain import Evidence
+
+FEATURES = ("caption_event", "fresh_caption", "transcript", "contradiction", "best_match", "similarity",
+            "regrounding", "judge")
+
+
+def features(evidence: list[Evidence]) -> dict[str, float]:
+    found: dict[str, float] = {}
+    for item in evidence:
+        if item.kind in FEATURES:
+            value = 2 * item.score - 1 if item.kind == "judge" else item.score
+            found[item.kind] = max(found.get(item.kind, value), value)
+    return found
+
+
+def confidence(evidence: list[Evidence], weights: dict[str, float], bias: float) -> float:
+    return confidence_of(features(evidence), weights, bias)
+
+
+def confidence_of(found: dict[str, float], weights: dict[str, float], bias: float) -> float:
+    """The confidence of a moment whose evidence has these feature values."""
+    logit = bias + sum(weights.get(kind, 0.0) * value for kind, value in found.items())
+    return round(1.0 / (1.0 + math.exp(-logit)), 3)
+
+
+def fit(rows: list[dict[str, float]], labels: list[bool], kinds: tuple[str, ...], l2: float = 0.01,
+        steps: int = 4000) -> tuple[dict[str, float], float]:
+    """Logistic regression (gradient descent, light L2) on feature rows; (weights, bias)."""
+    x = np.array([[row.get(kind, 0.0) for kind in kinds] for row in rows], dtype=np.float64)
+    y = np.array(labels, dtype=np.float64)
+    w, b = np.zeros(len(kinds)), 0.0
+    # Each class weighs the same, so a calibration set with more positives does not buy recall with precision.
+    balance = np.where(y == 1, 0.5 / max(1, y.sum()), 0.5 / max(1, len(y) - y.sum()))
+    for _ in range(steps):
+        p = 1 / (1 + np.exp(-(x @ w + b)))
+        error = (p - y) * balance
+        w -= 2.0 * (x.T @ error + l2 * w)
+        b -= 2.0 * error.sum()
+    return {kind: round(float(value), 3) for kind, value in zip(kinds, w)}, round(float(b), 3)

@@ -1,0 +1,154 @@
+"""An entailment (NLI) cross-encoder on ONNX Runtime: does this premise say the hypothesis?
+
+Verification asks whether what Marlin says happens at a span (a caption event, a spoken
+line) *means* the event asked about. Embedding similarity cannot tell synonyms from
+opposites ("the door opens" / "the door closes" sit in one band); an NLI model reads the
+pair together and answers entailment, contradiction or neither.
+
+A model is a folder holding one ``.onnx`` file, its ``tokenizer.json`` and a ``config.json``
+whose ``id2label`` names the outputs (three-way entailment/neutral/contradiction, or two-way
+entailment/not-entailment). Two optional keys there describe exports that differ from the
+usual cross-encoder: ``marlin_pair_order`` (``premise_first``, the default, or
+``hypothesis_first``) and a fixed ``marlin_max_length``. A hub name is downloaded once into
+the cache (only the files named above); with no hub and no cache the error says so at once.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from marlin_agent.config import VerifySettings
+from marlin_agent.errors import MissingDependency, ModelUnavailable
+
+_CACHE_PAIRS = 4096
+_BATCH = 16
+
+
+@dataclass(frozen=True)
+class Entailment:
+    entailment: float
+    contradiction: float  # 0 for a two-way model: it cannot tell contradiction from "not said"
+
+
+def _label_index(labels: dict[int, str], *words: str) -> int | None:
+    for index, label in labels.items():
+        name = label.lower()
+        if any(name.startswith(w) for w in words):
+            return index
+    return None
+
+
+class EntailmentModel:
+    """Loaded on first use; thread-safe; remembers recent pairs (verification asks the same ones often)."""
+
+    def __init__(self, folder: Path, name: str | None = None) -> None:
+        self.folder = folder
+        self.name = name or folder.name
+        self._session = None
+        self._lock = threading.Lock()
+        self._memo: OrderedDict[tuple[str, str], Entailment] = OrderedDict()
+
+    def _load(self):
+        with self._lock:
+            if self._session is None:
+                try:
+                    import onnxruntime
+                    from tokenizers import Tokenizer
+                except ImportError as exc:
+                    raise MissingDependency("Verification", "library") from exc
+                files = sorted(self.folder.rglob("*.onnx"))
+                config_file = self.folder / "config.json"
+                if not files or not (self.folder / "tokenizer.json").is_file() or not config_file.is_file():
+                    raise ModelUnavailable(f"{self.folder} is not an entailment model folder",
+                                           hint="It needs one .onnx file, tokenizer.json and config.json.")
+                config = json.loads(config_file.read_text(encoding="utf-8"))
+                labels = {int(k): v for k, v in config.get("id2label", {}).items()}
+                self._entail = _label_index(labels, "entail")
+                self._contradict = _label_index(labels, "contradict")
+                if self._entail is None:
+                    raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
+                                           hint="Use an NLI model (labels entailment / contradiction / neutral).")
+                self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = 2
+                session = onnxruntime.InferenceSession(str(files[0]), options, providers=["CPUExecutionProvider"])
+                self._inputs = {i.name for i in session.get_inputs()}
+                fixed = session.get_inputs()[0].shape[1]
+                length = int(config.get("marlin_max_length") or (fixed if isinstance(fixed, int) else 256))
+                tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
+                tokenizer.enable_truncation(length)
+                tokenizer.enable_padding(length=length if isinstance(fixed, int) else None)
+                self._tokenizer = tokenizer
+                self._session = session
+            return self._session
+
+    def _run(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
+        session = self._load()
+        ordered = [(h, p) if self._hypothesis_first else (p, h) for p, h in pairs]
+        encoded = self._tokenizer.encode_batch(ordered)
+        feeds = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
+                 "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
+                 "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64)}
+        logits = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
+        probs /= probs.sum(axis=1, keepdims=True)
+        return [Entailment(entailment=float(row[self._entail]),
+                           contradiction=float(row[self._contradict]) if self._contradict is not None else 0.0)
+                for row in probs]
+
+    def score(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
+        """(premise, hypothesis) pairs → how far each premise entails / contradicts its hypothesis."""
+        todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
+        for at in range(0, len(todo), _BATCH):
+            batch = todo[at: at + _BATCH]
+            for pair, result in zip(batch, self._run(batch)):
+                self._memo[pair] = result
+        found = [self._memo[pair] for pair in pairs]
+        while len(self._memo) > _CACHE_PAIRS:
+            self._memo.popitem(last=False)
+        return found
+
+
+def resolve_model(name: str, model_file: str, cache: Path) -> Path:
+    """A local folder as it is; a hub name downloaded once under ``cache`` (config, tokenizer, one ONNX file)."""
+    local = Path(name).expanduser()
+    if local.is_dir():
+        return local
+    target = cache / name.replace("/", "--")
+    if (target / "config.json").is_file() and any(target.rglob("*.onnx")):
+        return target
+    try:
+        from huggingface_hub import snapshot_download
+        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
+    except ImportError as exc:
+        raise MissingDependency("Downloading the verification model", "library") from exc
+    try:
+        snapshot_download(name, local_dir=target, allow_patterns=["config.json", "tokenizer.json", model_file],
+                          etag_timeout=5)
+    except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as exc:
+        raise ModelUnavailable(
+            f"the verification model {name} is not in the cache ({target}) and could not be downloaded: "
+            f"{type(exc).__name__}",
+            hint="Connect once to download it, or set MARLIN_VERIFY_MODEL to a local model folder.") from exc
+    return target
+
+
+_loaded: dict[str, EntailmentModel] = {}
+_loading = threading.Lock()
+
+
+def entailment_model(settings: VerifySettings, cache: Path) -> EntailmentModel:
+    """The configured model, resolved (downloaded once) and kept for the process: it is read-only, and a
+    long-lived process (the MCP server, the Python API) should not load it per question."""
+    with _loading:
+        folder = resolve_model(settings.model, settings.model_file, cache / "models")
+        key = str(folder.resolve())
+        if key not in _loaded:
+            _loaded[key] = EntailmentModel(folder, settings.model)
+        return _loaded[key]

@@ -1,0 +1,132 @@
+"""Verification: questions become events, a real entailment model reads evidence, evidence becomes confidence."""
+
+import json
+import time
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.domain import Evidence
+from marlin_agent.errors import ModelUnavailable
+from marlin_agent.planners.phrasing import event_description
+from marlin_agent.verification.confidence import confidence, fit
+from marlin_agent.verification.entailment import Entailment, EntailmentModel, resolve_model
+from marlin_agent.verification.signals import best_match_evidence, contradiction_evidence, entailment_evidence
+
+
+@pytest.mark.parametrize("question, event", [
+    ("when does the cook whisk the eggs?", "the cook whisks the eggs"),
+    ("When is the goal scored?", "the goal is scored"),
+    ("when do the players celebrate", "the players celebrate"),
+    ("when does the car change lanes?", "the car changes lanes"),
+    ("when does the traffic light turn red?", "the traffic light turns red"),
+    ("when does a car cut us up?", "a car cuts us up"),
+    ("when are the eggs poured into the pan?", "the eggs are poured into the pan"),
+    ("when is the package left at the door?", "the package is left at the door"),
+    ("Does the woman open the door?", "the woman opens the door"),
+    ("show me the moments where the dog jumps", "the dog jumps"),
+    ("the package being picked up", "the package being picked up"),
+    ("when does the goal happen", "the goal"),
+])
+def test_a_question_becomes_the_plain_event_sentence_in_the_users_own_words(question, event):
+    assert event_description(question) == event
+
+
+@pytest.fixture(scope="module")
+def nli(offline_models) -> EntailmentModel:
+    return EntailmentModel(Path(offline_models["MARLIN_VERIFY_MODEL"]))
+
+
+def test_the_entailment_model_is_a_real_one_run_on_onnx_runtime(nli):
+    said, opposite = nli.score([("The front door swings shut behind the courier.", "the door closes"),
+                                ("The front door opens and a courier steps out.", "the door closes")])
+    assert said.entailment > 0.8 and opposite.entailment < 0.1
+
+
+def test_pairs_already_scored_are_not_run_again(nli, monkeypatch):
+    pair = ("A robin lands on the feeder.", "a bird perches on the feeder")
+    first = nli.score([pair])
+    monkeypatch.setattr(nli, "_run", lambda pairs: pytest.fail("ran the model again"))
+    assert nli.score([pair, pair]) == first * 2
+
+
+def test_a_folder_that_is_not_an_entailment_model_is_refused(tmp_path):
+    (tmp_path / "model.onnx").write_bytes(b"")
+    with pytest.raises(ModelUnavailable, match="not an entailment model folder"):
+        EntailmentModel(tmp_path).score([("a", "b")])
+
+
+def test_with_no_hub_and_no_cache_the_model_is_unavailable_within_seconds(tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    started = time.monotonic()
+    with pytest.raises(ModelUnavailable) as raised:
+        resolve_model("cross-encoder/nli-deberta-v3-xsmall", "onnx/model_quint8_avx2.onnx", tmp_path / "models")
+    assert time.monotonic() - started < 10
+    assert "cross-encoder/nli-deberta-v3-xsmall" in raised.value.message and str(tmp_path) in raised.value.message
+    assert "MARLIN_VERIFY_MODEL" in raised.value.hint
+
+
+def test_a_cached_hub_model_is_used_without_the_hub(tmp_path):
+    cached = tmp_path / "models" / "org--nli"
+    (cached / "onnx").mkdir(parents=True)
+    (cached / "config.json").write_text(json.dumps({"id2label": {"0": "contradiction", "1": "entailment"}}))
+    (cached / "onnx" / "model.onnx").write_bytes(b"")
+    assert resolve_model("org/nli", "onnx/model.onnx", tmp_path / "models") == cached
+
+
+ROWS = [{"start": 10.0, "end": 15.0, "text": "the door opens"}, {"start": 30.0, "end": 35.0, "text": "the door closes"}]
+
+
+def test_only_rows_that_overlap_the_span_count_as_its_evidence():
+    scores = [Entailment(0.1, 0.8), Entailment(0.95, 0.0)]
+    assert entailment_evidence("caption_event", (10.0, 15.0), ROWS, scores).score == pytest.approx(0.1)
+    assert entailment_evidence("caption_event", (30.5, 34.5), ROWS, scores).text == "the door closes"
+    assert entailment_evidence("caption_event", (50.0, 55.0), ROWS, scores) is None
+    assert contradiction_evidence((10.0, 15.0), ROWS, scores).score == pytest.approx(0.8)
+
+
+def test_a_span_whose_event_another_part_of_the_video_says_better_is_not_the_best_match():
+    scores = [Entailment(0.3, 0.0), Entailment(0.95, 0.0)]
+    wrong = best_match_evidence((10.0, 15.0), ROWS, scores)
+    right = best_match_evidence((30.0, 35.0), ROWS, scores)
+    assert wrong.score < 0.5 < right.score and "the door closes" in wrong.text
+
+
+WEIGHTS = {"caption_event": 4.0, "fresh_caption": 4.0, "contradiction": -4.0, "judge": 3.0}
+
+
+def _evidence(**scores) -> list[Evidence]:
+    return [Evidence(kind=kind, text="", start=0, end=1, score=score) for kind, score in scores.items()]
+
+
+def test_the_judges_verdict_moves_confidence_both_ways():
+    without = confidence(_evidence(caption_event=0.5), WEIGHTS, -2.0)
+    assert confidence(_evidence(caption_event=0.5, judge=1.0), WEIGHTS, -2.0) > without
+    assert confidence(_evidence(caption_event=0.5, judge=0.0), WEIGHTS, -2.0) < without
+
+
+def test_contradiction_counts_against_a_candidate_and_missing_evidence_adds_nothing():
+    base = confidence(_evidence(caption_event=0.9, fresh_caption=0.9), WEIGHTS, -4.0)
+    assert confidence(_evidence(caption_event=0.9, fresh_caption=0.9, contradiction=0.9), WEIGHTS, -4.0) < base
+    assert confidence(_evidence(caption_event=0.9, fresh_caption=0.9, unknown_kind=1.0), WEIGHTS, -4.0) == base
+
+
+def test_fitting_learns_which_evidence_separates_present_from_absent():
+    rows = [{"caption_event": 0.9, "similarity": 0.5}, {"caption_event": 0.8, "similarity": 0.2},
+            {"caption_event": 0.1, "similarity": 0.5}, {"caption_event": 0.2, "similarity": 0.2}] * 5
+    weights, bias = fit(rows, [True, True, False, False] * 5, ("caption_event", "similarity"))
+    assert weights["caption_event"] > 2 * abs(weights["similarity"])
+    assert confidence(_evidence(caption_event=0.85), weights, bias) > 0.5 > confidence(_evidence(caption_event=0.15),
+                                                                                       weights, bias)
+
+
+def test_ask_without_a_reachable_verification_model_fails_at_once_with_what_to_do(shelf, library_env, simulator):
+    from .test_cli import document, invoke
+
+    env = {**library_env, "MARLIN_VERIFY_MODEL": "cross-encoder/nli-deberta-v3-xsmall", "HF_HUB_OFFLINE": "1"}
+    started = time.monotonic()
+    result = invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--json"], env)
+    assert result.exit_code == 2 and time.monotonic() - started < 10
+    error = document(result)["error"]
+    assert error["code"] == "model_unavailable" and "MARLIN_VERIFY_MODEL" in error["hint"]
+    assert simulator.state.calls == [], "nothing is indexed before the check"
