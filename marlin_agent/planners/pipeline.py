@@ -25,7 +25,7 @@ from marlin_agent.verification.signals import entailment_evidence, iou, spoken, 
 __all__ = ["PipelinePlanner", "candidate_windows", "event_description"]
 
 _SEARCH_DEPTH = 20
-# Retrieved caption events verified besides the grounded spans (each costs one fresh caption).
+# Retrieved caption events verified besides the grounded spans (each costs a find and a fresh caption).
 _DESCRIBED_CANDIDATES = 2
 
 def candidate_windows(hits: list[SearchHit], durations: dict[str, float], limit: int) -> list[tuple[SearchHit, float, float]]:
@@ -90,7 +90,9 @@ class PipelinePlanner:
 
         Marlin's find lands on the most similar thing in a window, and on a clip with two look-alike
         events that can be the wrong one; the dense caption already timed every event (to about
-        half a second), so the retrieved events are candidates too, at no find call.
+        half a second), so the retrieved events are candidates too. Each is grounded once around
+        its span: a candidate Marlin did not propose for this question must at least be where
+        Marlin grounds it (the find, with the fresh caption, keeps it at two calls).
         """
         moments = []
         events = [hit for hit in hits if hit.source == "event"][: _DESCRIBED_CANDIDATES]
@@ -98,7 +100,8 @@ class PipelinePlanner:
             covered = any(m.video.id == hit.video.id and iou((m.start, m.end), (hit.start, hit.end)) > 0.3
                           for m in grounded + moments)
             if not covered:
-                checked = await self.tools.verify(hit.video.id, event, hit.start, hit.end, proposed_by="caption")
+                checked = await self.tools.verify(hit.video.id, event, hit.start, hit.end, proposed_by="caption",
+                                                  reground=True)
                 moments.append(checked.moment)
         return moments
 

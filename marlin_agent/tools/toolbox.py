@@ -252,13 +252,15 @@ class Toolbox:
                                                f"{len(rows)} lines", meter))
 
     async def verify(self, video_id: str, event: str, start: float, end: float,
-                     window: tuple[float, float] | None = None, proposed_by: str = "grounding") -> Verification:
+                     window: tuple[float, float] | None = None, proposed_by: str = "grounding",
+                     reground: bool | None = None) -> Verification:
         """Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
 
         Reads what the index says happens over the span (caption events, transcript lines) and
         has the entailment model judge whether it means the event; captions the tight span
         afresh (one Marlin call) for a second reading; compares the span with the video's
         other events; and, when a judge is configured, has it read the fresh caption too.
+        ``reground`` (default: the setting) also grounds the event again around the span.
         """
         meter = _Meter()
         ref = await self._ref(video_id)
@@ -271,8 +273,13 @@ class Toolbox:
         # Out of budget, verification still reads the free signals and keeps the moment: a
         # run cut short must not lose what it found. The next Marlin call stops the run.
         budget_spent = False
-        if self.settings.verify.reground:
+        if self.settings.verify.reground if reground is None else reground:
             budget_spent = await self._reground(video, event, span, shown, meter, evidence)
+        elif proposed_by == "grounding":
+            # Where Marlin's own find put it is where its grounding lands: agreement by construction,
+            # stated so that candidates proposed by find and by captions are weighed alike.
+            evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
+                                     score=1.0))
         fresh = None
         if (self.settings.verify.fresh_caption or self.judge is not None) and not budget_spent:
             fresh = await self._fresh_caption(video_id, span, video.duration, meter)
