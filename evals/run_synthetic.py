@@ -1,10 +1,18 @@
-"""Run every eval suite on synthetic footage against the Marlin simulator and record the figures.
+"""Run every eval suite on both synthetic worlds against the Marlin simulator and record the figures.
 
     python -m evals.run_synthetic [--videos 12] [--results evals/results]
 
-Builds the suite (cached under .cache/evals), starts the simulator, then runs exactly the
-commands a user runs against a real server: eval grounding (raw and agent), eval presence
-and eval search. The figures land in evals/results/results.md and results.json.
+Builds the toy suite (coloured shapes) and the realistic-language world (``scenes.py``), both
+cached under .cache/evals, starts the simulator, then runs exactly the commands a user runs
+against a real server:
+
+1. calibration: ``eval presence --fit`` on the realistic world's calibration part plus the toy
+   suite; the fitted weights and threshold are written to ``calibration.toml`` in the results
+   folder and used for everything after (they belong to the entailment model the tests run);
+2. the realistic world's held-out part: ``eval presence`` (with a plot) and ``eval grounding``;
+3. the toy suite: ``eval grounding`` (raw and agent), ``eval presence``, ``eval search``, and
+   extraction with a scripted stand-in for the LLM.
+Every row is a simulator run: the figures measure the agent against a harsh stand-in, not Marlin.
 """
 
 from __future__ import annotations
@@ -17,33 +25,87 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from evals.synthetic.offline_models import minilm_dir
+from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
+from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from evals.synthetic.suites import extraction_labels, grounding_suite
-from marlin_agent.config import load_settings
 from marlin_agent.cli import app
+from marlin_agent.config import load_settings
+
+CALIBRATION_FILE = "calibration.toml"
 
 
-def run_all(suite_dir: Path, videos: int, results: Path, home: Path) -> dict[str, dict]:
-    data = grounding_suite(suite_dir, videos=videos)
+def merged_suite(folder: Path, parts: list[Path], name: str) -> Path:
+    """One suite file from several whose videos share ``folder/videos``."""
+    merged: dict = {}
+    for part in parts:
+        merged.update(json.loads(part.read_text()))
+    target = folder / f"{name}.json"
+    target.write_text(json.dumps(merged, indent=1))
+    return target
+
+
+def calibration_toml(fitted: dict, model: str) -> str:
+    weights = "\n".join(f"{kind} = {value}" for kind, value in fitted["weights"].items())
+    return (f"# Fitted by `python -m evals.run_synthetic` (eval presence --fit) for the entailment model\n"
+            f"# {model}, on the realistic world's calibration part and the toy suite, against the simulator.\n"
+            f"[agent]\nthreshold = {fitted['threshold']}\n\n[verify]\nbias = {fitted['bias']}\n\n"
+            f"[verify.weights]\n{weights}\n")
+
+
+def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, dict]:
+    worlds = cache / "worlds"
+    toy = grounding_suite(worlds, videos=videos)
+    calibration = merged_suite(worlds, [realistic_suite(worlds, "calibration"), toy], "calibration")
+    heldout = realistic_suite(worlds, "heldout")
+    models = cache / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    nli = nli_dir(models)
     out: dict[str, dict] = {}
     with MarlinSimulator() as simulator:
         env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, "MARLIN_EMBED_MODEL": str(minilm_dir()),
+               "MARLIN_WHISPER_MODEL": str(whisper_base_dir(models)), "MARLIN_VERIFY_MODEL": str(nli),
                "MARLIN_PLANNER": "pipeline"}
         runner = CliRunner()
-        common = ["--data", str(data), "--videos", str(suite_dir / "videos"), "--results", str(results), "--json"]
-        for name, args in {
-            "grounding/raw": ["eval", "grounding", "--mode", "raw", "--out", str(home / "runs" / "raw")],
-            "grounding/agent": ["eval", "grounding", "--mode", "agent", "--out", str(home / "runs" / "agent")],
-            "presence": ["eval", "presence", "--out", str(home / "runs" / "presence")],
-            "search": ["eval", "search"],
-        }.items():
+
+        def run(name: str, data: Path, *args: str) -> dict:
+            common = ["--data", str(data), "--videos", str(worlds / "videos"), "--results", str(results), "--json"]
             result = runner.invoke(app, [*args, *common], env=env)
             if result.exit_code != 0:
                 raise SystemExit(f"{name} failed: {result.stdout}{result.stderr}")
             out[name] = json.loads(result.stdout)
-        out["extract"] = _extract(data, env, results, home)
+            return out[name]
+
+        fitted = run("presence/calibration", calibration, "eval", "presence", "--fit",
+                     "--out", str(home / "runs" / "calibration"))["fitted"]
+        text = calibration_toml(fitted, nli.name)
+        (results / CALIBRATION_FILE).write_text(text)
+        (home / "config.toml").write_text(text)
+        run("presence/realistic-heldout", heldout, "eval", "presence", "--out", str(home / "runs" / "heldout"),
+            "--plot", str(results / "presence-realistic-heldout.png"))
+        run("grounding/realistic-heldout", heldout, "eval", "grounding", "--mode", "agent",
+            "--out", str(home / "runs" / "heldout-grounding"))
+        run("grounding/raw", toy, "eval", "grounding", "--mode", "raw", "--out", str(home / "runs" / "raw"))
+        run("grounding/agent", toy, "eval", "grounding", "--mode", "agent", "--out", str(home / "runs" / "agent"))
+        run("presence/toy", toy, "eval", "presence", "--out", str(home / "runs" / "presence"),
+            "--plot", str(results / "presence-synthetic-timelens.png"))
+        run("search", toy, "eval", "search")
+        out["extract"] = _extract(toy, env, results, home)
+    _label_as_simulator(results)
     return out
+
+
+def _label_as_simulator(results: Path) -> None:
+    """Rows written against the simulator say so, not the model name it serves under."""
+    from marlin_agent.evaluation.log import write_json
+    from marlin_agent.evaluation.results import render
+
+    table = json.loads((results / "results.json").read_text())
+    for row in table.values():
+        if row.get("server", "").endswith("@ 127.0.0.1"):
+            row["server"] = "simulator (evals/synthetic)"
+    write_json(results / "results.json", table)
+    (results / "results.md").write_text(render(table), encoding="utf-8")
 
 
 def _extract(data: Path, env: dict, results: Path, home: Path) -> dict:
@@ -73,7 +135,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         figures = run_all(cache, args.videos, args.results, Path(home))
     for name, report in figures.items():
-        headline = (report.get("scores") or report.get("best") or report.get("moment_recall")
+        headline = (report.get("scores") or report.get("at_threshold") or report.get("moment_recall")
                     or {"valid_rate": report.get("valid_rate"), "field_accuracy": report.get("field_accuracy")})
         print(name, json.dumps(headline))
 

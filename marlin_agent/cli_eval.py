@@ -106,8 +106,12 @@ def presence_command(
     results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
     base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
     concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+    fit: Annotated[bool, typer.Option("--fit", help="Learn verification weights and a threshold from this run "
+                                      "(use a calibration suite, then check them on another).")] = False,
+    plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw precision and recall against the threshold "
+                                                 "into this PNG.")] = None,
 ) -> None:
-    """How well verification separates real events from absent ones; the F1-best threshold."""
+    """Does `ask` find events that happen, and only those? Precision, recall, per-kind figures, the threshold."""
     from marlin_agent.evaluation.presence import presence_cases, run_presence
     from marlin_agent.evaluation.results import record
     from marlin_agent.evaluation.timelens import load_annotations
@@ -117,20 +121,39 @@ def presence_command(
         cases = presence_cases(load_annotations(data, limit), data)
         folder = out or Path("eval-runs") / f"presence-{data.stem}"
         with _progress_bar("presence", not as_json) as progress:
-            return await run_presence(cases, _videos(videos), settings, folder, data.stem, progress), settings
+            return await run_presence(cases, _videos(videos), settings, folder, data.stem, progress, fit), settings
 
     report, settings = _run(as_json, work)
+    if plot is not None:
+        from marlin_agent.evaluation.plot import plot_presence
+
+        plot_presence(report, plot)
     figures = {"precision": report.at_threshold.precision, "recall": report.at_threshold.recall,
                "F1": report.at_threshold.f1, "threshold": report.threshold, "best threshold": report.best.threshold,
-               "best F1": report.best.f1, "cases": report.cases}
-    record(results, f"presence/{data.stem}", figures, {"kind": "presence", **_about(settings)})
+               "best F1": report.best.f1, "on true span": report.found_at_true_span, "cases": report.cases,
+               **{f"recall {k.kind}": k.rate for k in report.question_kinds},
+               **{f"precision {k.kind}": k.precision for k in report.negative_kinds}}
+    if report.fitted is not None:
+        figures.update({"fitted threshold": report.fitted.threshold, "fitted F1": report.fitted.at_threshold.f1})
+    record(results, f"presence/{data.stem}", figures, {"kind": "presence", **_about(settings),
+                                                       "verification": settings.verify.model})
     if as_json:
         _emit_json(report.model_dump(mode="json"))
         return
     console = Console()
     console.print(_scores_table(f"{data.stem}: {report.positives} present, {report.negatives} absent", figures))
-    console.print(f"Set [bold]threshold = {report.best.threshold}[/] under [agent] to maximise F1 "
-                  f"({report.best.f1:.3f}; precision {report.best.precision:.3f}, recall {report.best.recall:.3f}).")
+    console.print(f"Best threshold {report.best.threshold} (F1 {report.best.f1:.3f}; precision "
+                  f"{report.best.precision:.3f}, recall {report.best.recall:.3f}).")
+    if report.fitted is not None:
+        fitted = report.fitted
+        weights = ", ".join(f"{k} = {v}" for k, v in fitted.weights.items())
+        console.print(f"Fitted on this run: under [verify] set weights = {{ {weights} }} and bias = {fitted.bias}; "
+                      f"under [agent] threshold = {fitted.threshold} (F1 {fitted.at_threshold.f1:.3f} here — "
+                      "check it on a held-out suite).")
+        console.print("How well each signal alone separates right spans from the rest (AUC): "
+                      + ", ".join(f"{k} {v:.2f}" for k, v in fitted.separation.items()))
+    if plot is not None:
+        console.print(f"Plot: {plot}")
 
 
 @eval_app.command("search")

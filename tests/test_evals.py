@@ -7,7 +7,7 @@ import pytest
 
 from evals.synthetic.suites import grounding_suite
 from marlin_agent.config import load_settings
-from marlin_agent.evaluation.metrics import best_threshold, grounding_scores, presence_curve, temporal_iou
+from marlin_agent.evaluation.metrics import PresencePoint, best_threshold, grounding_scores, temporal_iou
 from marlin_agent.evaluation.timelens import load_annotations, spans_in_text, split_key
 
 from .test_cli import document, invoke
@@ -51,10 +51,11 @@ def test_results_keys_name_the_video_file_and_the_ground_truth_as_written(tmp_pa
 
 
 def test_the_best_threshold_is_the_middle_of_the_widest_f1_plateau():
-    confidences = [0.9, 0.88, 0.86, 0.5, 0.6, 0.62]
-    present = [True, True, True, False, False, False]
-    best = best_threshold(presence_curve(confidences, present))
-    assert best.f1 == 1.0 and 0.73 <= best.threshold <= 0.75
+    f1 = [0.5] * 20 + [0.8] * 3 + [0.7] * 10 + [1.0] * 25 + [0.9] * 43
+    curve = [PresencePoint(threshold=n / 100, precision=1.0, recall=1.0, f1=value) for n, value in enumerate(f1)]
+    curve[60] = curve[60].model_copy(update={"f1": 1.0})  # a narrower plateau of the same height
+    best = best_threshold(curve)
+    assert best.f1 == 1.0 and best.threshold == 0.45
 
 
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),
@@ -102,19 +103,32 @@ def test_eval_grounding_runs_end_to_end_and_its_predictions_score_the_same_witho
     assert document(again)["scores"] == scores["raw"] and simulator.state.calls == [], "a finished run resumes"
 
 
-def test_eval_presence_reports_precision_recall_f1_and_the_threshold_to_use(suite, library_env, tmp_path):
-    result = _eval("presence", suite, library_env, tmp_path, "--out", str(tmp_path / "presence"))
+def test_eval_presence_reports_precision_recall_f1_per_kind_and_draws_the_curve(suite, library_env, tmp_path):
+    from PIL import Image
+
+    plot = tmp_path / "curve.png"
+    result = _eval("presence", suite, library_env, tmp_path, "--out", str(tmp_path / "presence"), "--plot", str(plot),
+                   "--fit")
     assert result.exit_code == 0, result.stdout + result.stderr
     report = document(result)
     assert report["negatives"] >= report["positives"] > 0
     assert {"precision", "recall", "f1", "threshold"} == set(report["at_threshold"])
-    assert report["best"]["f1"] >= 0.9 and report["at_threshold"]["f1"] >= 0.9
+    assert len(report["curve"]) == 101 and report["marlin_calls_per_candidate"] <= 2
+    assert [k["kind"] for k in report["question_kinds"]] == ["unlabelled"]
+    # Regression floors for the toy world with the entailment model the tests can run (evals/results has the
+    # figures; a general NLI model is what closes the rest of the gap, see evals/README.md).
+    assert report["best"]["f1"] >= 0.85 and report["at_threshold"]["recall"] >= 0.85
+    assert set(report["fitted"]["weights"]) >= {"caption_event", "similarity"}
+    assert Image.open(plot).size == (720, 440)
 
 
-def test_the_default_threshold_is_the_one_the_recorded_presence_eval_chose(tmp_path):
-    table = json.loads((Path(__file__).parents[1] / "evals" / "results" / "results.json").read_text())
-    recorded = table["presence/synthetic-timelens"]["figures"]["best threshold"]
-    assert load_settings(env={"MARLIN_HOME": str(tmp_path)}).agent.threshold == recorded
+def test_the_calibration_the_tests_use_is_the_one_the_recorded_calibration_run_fitted():
+    import tomllib
+
+    results = Path(__file__).parents[1] / "evals" / "results"
+    table = json.loads((results / "results.json").read_text())
+    calibration = tomllib.loads((results / "calibration.toml").read_text())
+    assert calibration["agent"]["threshold"] == table["presence/calibration"]["figures"]["fitted threshold"]
 
 
 def test_eval_search_reports_recall_of_videos_and_moments(suite, library_env, tmp_path):
@@ -145,3 +159,36 @@ def test_eval_extract_scores_valid_rate_and_field_accuracy_against_labels(suite,
     bad = asyncio.run(run_extract_eval(schema, labels, videos, settings, tmp_path / "bad", "s",
                                        model=ScriptedExtractor(always_invalid=True).model()))
     assert bad.valid_rate == 0.0 and bad.field_accuracy == 0.0
+
+
+def _row(present, kind, confidence, iou=0.0):
+    from marlin_agent.evaluation.presence import Candidate, PresenceResult
+
+    candidates = [Candidate(start=0, end=1, confidence=confidence, iou=iou, features={"caption_event": confidence})]
+    return PresenceResult(video_id="v", query=f"{kind} {confidence} {iou}", present=present, kind=kind,
+                          confidence=confidence, found=confidence >= 0.5, iou=iou, candidates=candidates)
+
+
+def test_a_present_event_found_at_the_wrong_span_is_a_false_positive_and_a_miss():
+    from marlin_agent.evaluation.presence import presence_report
+
+    rows = [_row(True, "question", 0.9, iou=0.8), _row(True, "question", 0.9, iou=0.1), _row(False, "never", 0.2)]
+    report = presence_report(rows, 0.5, "s")
+    assert report.at_threshold.precision == 0.5 and report.at_threshold.recall == 0.5
+    assert report.found_at_true_span == 0.5
+
+
+def test_each_kind_of_question_and_of_hard_negative_gets_its_own_figures():
+    from marlin_agent.evaluation.presence import presence_report
+
+    rows = ([_row(True, "question", 0.9, iou=0.9)] * 4 + [_row(True, "partial", 0.9, iou=0.9),
+                                                          _row(True, "partial", 0.1)]
+            + [_row(False, "opposite", 0.1), _row(False, "opposite", 0.2), _row(False, "never", 0.8),
+               _row(False, "never", 0.1)])
+    report = presence_report(rows, 0.5, "s", refit=True)
+    assert {k.kind: k.rate for k in report.question_kinds} == {"partial": 0.5, "question": 1.0}
+    negatives = {k.kind: k for k in report.negative_kinds}
+    assert negatives["opposite"].rate == 1.0 and negatives["opposite"].precision == 1.0
+    # Half the "never" negatives pass: balanced precision = recall / (recall + false-positive rate).
+    assert negatives["never"].rate == 0.5 and negatives["never"].precision == pytest.approx(0.833 / (0.833 + 0.5), abs=1e-3)
+    assert report.fitted.separation["caption_event"] > 0.5

@@ -53,23 +53,6 @@ class PresencePoint(BaseModel):
     f1: float
 
 
-def presence_point(confidences: Sequence[float], present: Sequence[bool], threshold: float) -> PresencePoint:
-    """Precision, recall and F1 of "found" (confidence ≥ threshold) against the truth."""
-    tp = sum(1 for c, p in zip(confidences, present) if p and c >= threshold)
-    fp = sum(1 for c, p in zip(confidences, present) if not p and c >= threshold)
-    fn = sum(1 for c, p in zip(confidences, present) if p and c < threshold)
-    precision = tp / (tp + fp) if tp + fp else 1.0
-    recall = tp / (tp + fn) if tp + fn else 0.0
-    f1 = 2 * precision * recall / (precision + recall) if precision + recall else 0.0
-    return PresencePoint(threshold=round(threshold, 3), precision=round(precision, 4), recall=round(recall, 4),
-                         f1=round(f1, 4))
-
-
-def presence_curve(confidences: Sequence[float], present: Sequence[bool], step: float = 0.01) -> list[PresencePoint]:
-    steps = int(round(1 / step))
-    return [presence_point(confidences, present, i * step) for i in range(steps + 1)]
-
-
 def best_threshold(curve: list[PresencePoint]) -> PresencePoint:
     """The threshold with the highest F1; among equals, the middle of the widest plateau.
 
