@@ -1,0 +1,81 @@
+"""What verification costs per candidate beside Marlin's own time, and Marlin calls per question.
+
+On the realistic world's held-out footage (indexed first, no transcripts), every question
+of every event and every hard negative is asked with the simulator answering at once, so a
+``verify`` step's wall time is the agent's own work: staging the tight span for its fresh
+caption, the entailment model over the span's evidence, MiniLM similarity. The entailment
+model alone is timed too, cold cache, on the pairs of a typical candidate.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+from evals.synthetic.offline_models import minilm_dir, nli_dir
+from evals.synthetic.realistic import realistic_suite
+from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.config import load_settings
+from marlin_agent.indexer import index_inputs
+from marlin_agent.planners.run import ask
+from marlin_agent.verification.entailment import EntailmentModel
+
+CALIBRATION = Path(__file__).parents[1] / "evals" / "results" / "calibration.toml"
+
+
+def _entailment_alone(model_dir: Path, annotations: dict, rounds: int = 20) -> float:
+    """Milliseconds for one candidate's pairs (8 premises against one event), nothing remembered.
+
+    The test model's graph is fixed at 160 tokens a pair, so every pair costs the same; a hub
+    export with dynamic shapes pads only to the longest pair of a batch (about 30 tokens here)."""
+    entry = next(iter(annotations.values()))
+    premises = [f"premise {n}: {q}" for n, q in enumerate(entry["queries"][:8])]
+    model = EntailmentModel(model_dir)
+    model.score([("warm up", "the model")])
+    times = []
+    for n in range(rounds):
+        started = time.perf_counter()
+        model.score([(p, f"{entry['queries'][0]} ({n})") for p in premises])
+        times.append((time.perf_counter() - started) * 1000)
+    return round(statistics.median(times), 1)
+
+
+def run() -> dict:
+    with tempfile.TemporaryDirectory() as scratch, MarlinSimulator(think="none") as simulator:
+        data = realistic_suite(Path(scratch), "heldout")
+        annotations = json.loads(data.read_text())
+        models = Path(scratch) / "models"
+        nli = nli_dir(models)
+        home = Path(scratch) / "home"
+        home.mkdir()
+        (home / "config.toml").write_text(CALIBRATION.read_text())
+        env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, "MARLIN_EMBED_MODEL": str(minilm_dir()),
+               "MARLIN_VERIFY_MODEL": str(nli)}
+        settings = load_settings({"library.transcribe": False}, env=env)
+        videos = Path(scratch) / "videos"
+        asyncio.run(index_inputs([str(videos)], settings))
+        verify_ms, calls, candidates = [], [], []
+        for video_id, entry in annotations.items():
+            for question in entry["queries"][::3] + entry["negatives"]:
+                answer = asyncio.run(ask(question, [str(videos / f"{video_id}.mp4")], settings))
+                checked = [s for s in answer.trace if s.step == "verify" and "confidence" in s.detail]
+                verify_ms += [s.seconds * 1000 for s in checked]
+                calls.append(answer.usage.marlin_calls)
+                candidates.append(len(checked))
+        return {
+            "videos": len(annotations), "questions": len(calls), "candidates": sum(candidates),
+            "verify_ms_p50": round(statistics.median(verify_ms), 1),
+            "verify_ms_p95": round(sorted(verify_ms)[int(0.95 * (len(verify_ms) - 1))], 1),
+            "entailment_ms_per_candidate": _entailment_alone(nli, annotations),
+            "calls_per_question_mean": round(statistics.mean(calls), 2), "calls_per_question_max": max(calls),
+            "calls_per_candidate": round(sum(calls) / max(1, sum(candidates)), 2),  # per span verified
+            "model": nli.name,
+        }
+
+
+if __name__ == "__main__":
+    print(run())
