@@ -18,9 +18,9 @@ from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video
 from evals.synthetic.offline_models import minilm_dir
 from evals.synthetic.palette import BACKDROPS, OBJECT_COLOURS, SHAPES
 from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.indexer import index_inputs
-from marlin_agent.planners.run import ask
+from marlin_agent.library.indexer import index_inputs
 
 LATENCY = 0.5
 

@@ -12,8 +12,8 @@ import time
 
 import numpy as np
 
-from marlin_agent.embeddings import Embedder
-from marlin_agent.library import Library, VideoRecord
+from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.store import Library, VideoRecord
 
 WORDS = ("red blue yellow white purple green dog cat ball car goal player kicks runs jumps falls crowd cheers "
          "referee whistle door opens closes man woman child walks table kitchen street field night rain").split()

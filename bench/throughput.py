@@ -17,7 +17,7 @@ from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import load_settings
 from marlin_agent.marlin import MarlinClient
-from marlin_agent.scan import caption_video
+from marlin_agent.marlin.scan import caption_video
 
 LATENCY = 1.0
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from evals.synthetic.footage import FootageSpec, SpeechLine, make_video
 from evals.synthetic.offline_models import whisper_base_dir
-from marlin_agent.transcripts import Transcriber
+from marlin_agent.library.transcripts import Transcriber
 
 SENTENCES = [
     "The home team pushes forward down the left wing.",

@@ -19,9 +19,9 @@ from pathlib import Path
 from evals.synthetic.offline_models import minilm_dir, nli_dir
 from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.indexer import index_inputs
-from marlin_agent.planners.run import ask
+from marlin_agent.library.indexer import index_inputs
 from marlin_agent.verification.entailment import EntailmentModel
 
 CALIBRATION = Path(__file__).parents[1] / "evals" / "results" / "calibration.toml"

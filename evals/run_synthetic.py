@@ -29,7 +29,7 @@ from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
 from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from evals.synthetic.suites import extraction_labels, grounding_suite
-from marlin_agent.cli import app
+from marlin_agent.cli.main import app
 from marlin_agent.config import load_settings
 
 CALIBRATION_FILE = "calibration.toml"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-__version__ = "0.1.0"
+from marlin_agent.version import __version__
+
 __all__ = ["VideoAgent", "__version__"]
 
 if TYPE_CHECKING:

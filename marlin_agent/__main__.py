@@ -1,3 +1,6 @@
-from marlin_agent.cli import app
+"""`python -m marlin_agent`: the same command as `marlin-agent`."""
 
-app()
+from marlin_agent.cli.main import app
+
+if __name__ == "__main__":
+    app()

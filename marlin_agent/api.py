@@ -50,7 +50,7 @@ class VideoAgent:
 
     async def aask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
                    sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
-        from marlin_agent.planners.run import ask
+        from marlin_agent.app.ask import ask
 
         settings = await asyncio.to_thread(self._served)
         return await ask(question, _sources(sources), settings, clips_dir=Path(clips) if clips else None,
@@ -91,7 +91,7 @@ class VideoAgent:
             loop.close()
 
     async def aindex(self, sources: str | Path | list[str | Path]):
-        from marlin_agent.indexer import index_inputs
+        from marlin_agent.library.indexer import index_inputs
 
         return await index_inputs(_sources(sources), await asyncio.to_thread(self._served))
 
@@ -100,7 +100,7 @@ class VideoAgent:
         return asyncio.run(self.aindex(sources))
 
     async def asearch(self, query: str, within: str | Path | list[str | Path] | None = None, k: int = 10):
-        from marlin_agent.search import search_footage
+        from marlin_agent.app.search import search_footage
 
         return await search_footage(query, self.settings, _sources(within) if within else None, k)
 
@@ -111,7 +111,7 @@ class VideoAgent:
     def caption(self, video: str | Path, start: float | None = None, end: float | None = None) -> VideoCaption:
         """Marlin's captions for a video, chunk by chunk, with times in the video's seconds."""
         from marlin_agent.marlin import with_client
-        from marlin_agent.scan import caption_video
+        from marlin_agent.marlin.scan import caption_video
 
         settings = self._served()
         return asyncio.run(with_client(settings.server, lambda c: caption_video(Path(video), settings, c, start, end)))
@@ -119,7 +119,7 @@ class VideoAgent:
     def find(self, event: str, video: str | Path, start: float | None = None, end: float | None = None) -> FindResult:
         """Marlin's unverified candidate span per chunk for ``event`` (use ``ask`` for verified moments)."""
         from marlin_agent.marlin import with_client
-        from marlin_agent.scan import find_in_video
+        from marlin_agent.marlin.scan import find_in_video
 
         settings = self._served()
         return asyncio.run(with_client(settings.server, lambda c: find_in_video(event, Path(video), settings, c, start,
@@ -127,10 +127,10 @@ class VideoAgent:
 
     def describe(self, video: str | Path, max_chars: int = 2000, speech: bool = True) -> str:
         """A plain-text summary of ``video`` (scenes, timed events, what is said) in at most ``max_chars``."""
-        from marlin_agent.describe import describe_text
+        from marlin_agent.app.describe import describe_text
+        from marlin_agent.library.transcripts import speech_of
         from marlin_agent.marlin import with_client
-        from marlin_agent.scan import caption_video
-        from marlin_agent.transcripts import speech_of
+        from marlin_agent.marlin.scan import caption_video
 
         settings = self._served()
 

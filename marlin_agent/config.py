@@ -11,10 +11,17 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
+from contextvars import ContextVar
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
 
 from marlin_agent.errors import ConfigError
 from marlin_agent.resources import data_path
@@ -153,8 +160,12 @@ class EngineSettings(BaseModel):
     sources: dict[str, str] = Field(default_factory=dict)
 
 
-class Settings(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+class Settings(BaseSettings):
+    """Every setting, from every layer; ``load_settings`` is how to build one."""
+
+    # Sources come from ``settings_customise_sources`` only: the default environment source
+    # would read $HOME into ``home``.
+    model_config = SettingsConfigDict(extra="forbid")
 
     home: Path
     server: ServerSettings = ServerSettings()
@@ -165,6 +176,19 @@ class Settings(BaseModel):
     planner: PlannerSettings = PlannerSettings()
     mcp: McpSettings = McpSettings()
     engine: EngineSettings = EngineSettings()
+
+    @classmethod
+    def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
+                                   file_secret_settings) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Highest first: flags, MARLIN_* variables, credentials.toml, config.toml, the shipped defaults."""
+        layers = _LAYERS.get() or _Layers(os.environ, default_home(os.environ))
+        return (
+            init_settings,
+            _Environment(settings_cls, layers.env),
+            _TomlFile(settings_cls, layers.home / CREDENTIALS_FILE),
+            _TomlFile(settings_cls, layers.home / "config.toml"),
+            _TomlFile(settings_cls, data_path("configs/default.toml")),
+        )
 
     @property
     def db_path(self) -> str:
@@ -207,22 +231,42 @@ def default_home(env: Mapping[str, str]) -> Path:
     return Path("~/.marlin").expanduser()
 
 
-def _read_toml(path: Path) -> dict[str, Any]:
-    try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle)
-    except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path} is not valid TOML: {exc}", hint=f"Fix or delete {path}.") from exc
+class _Layers(NamedTuple):
+    env: Mapping[str, str]
+    home: Path
 
 
-def _merge(base: dict[str, Any], layer: Mapping[str, Any]) -> dict[str, Any]:
-    merged = dict(base)
-    for key, value in layer.items():
-        if isinstance(value, Mapping) and isinstance(merged.get(key), dict):
-            merged[key] = _merge(merged[key], value)
-        elif value is not None:
-            merged[key] = value
-    return merged
+# The environment and home of the ``load_settings`` call under way (pydantic-settings picks
+# sources per class, so the call's own env mapping reaches them through here).
+_LAYERS: ContextVar[_Layers | None] = ContextVar("marlin_settings_layers", default=None)
+
+
+class _TomlFile(TomlConfigSettingsSource):
+    """One TOML layer; a file that is not valid TOML is a ConfigError naming it."""
+
+    def __init__(self, settings_cls: type[BaseSettings], path: Path) -> None:
+        try:
+            super().__init__(settings_cls, path)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{path} is not valid TOML: {exc}", hint=f"Fix or delete {path}.") from exc
+
+
+class _Environment(PydanticBaseSettingsSource):
+    """The MARLIN_* variables of ``ENVIRONMENT``, each onto its section and key; empty means unset."""
+
+    def __init__(self, settings_cls: type[BaseSettings], env: Mapping[str, str]) -> None:
+        super().__init__(settings_cls)
+        self.env = env
+
+    def get_field_value(self, field, field_name: str) -> tuple[Any, str, bool]:
+        return None, field_name, False  # values come whole from __call__
+
+    def __call__(self) -> dict[str, Any]:
+        nested: dict[str, Any] = {}
+        for name, (section, key) in ENVIRONMENT.items():
+            if self.env.get(name):
+                nested.setdefault(section, {})[key] = self.env[name]
+        return nested
 
 
 def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
@@ -250,22 +294,18 @@ def load_settings(
     """
     env = os.environ if env is None else env
     home = default_home(env)
-    layers: dict[str, Any] = _read_toml(data_path("configs/default.toml"))
-    user_file = home / "config.toml"
-    for stored in (user_file, home / CREDENTIALS_FILE):
-        if stored.is_file():
-            layers = _merge(layers, _read_toml(stored))
-    from_env = {f"{section}.{key}": env.get(name) or None for name, (section, key) in ENVIRONMENT.items()}
-    layers = _merge(layers, _nest(from_env))
-    layers = _merge(layers, _nest(overrides or {}))
-    layers["home"] = layers.get("home") or home
+    flags = _nest(overrides or {})
+    flags.setdefault("home", home)
+    token = _LAYERS.set(_Layers(env, home))
     try:
-        return Settings.model_validate(layers)
+        return Settings(**flags)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
         )
         raise ConfigError(
             f"invalid settings: {problems}",
-            hint=f"Check the flags, the MARLIN_* environment variables and {user_file}.",
+            hint=f"Check the flags, the MARLIN_* environment variables and {home / 'config.toml'}.",
         ) from exc
+    finally:
+        _LAYERS.reset(token)

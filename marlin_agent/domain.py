@@ -5,11 +5,20 @@ All times are seconds in the video's own time unless a name says otherwise.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, computed_field
 
 SCHEMA_VERSION = "1"
+
+
+# The two shapes of progress a caller can be told about, named once. (An indexing run
+# reports richer events: see ``library.indexer.IndexProgress``.)
+Say = Callable[[str], None]
+"""A line about long work (installs, engine starts, set-up checks), for a person to read."""
+ChunkProgress = Callable[[int, int], None]
+"""Chunks done and chunks in all, as one video is captioned or grounded."""
 
 
 class Record(BaseModel):
@@ -157,7 +166,10 @@ class TraceStep(Record):
 
 
 class Usage(Record):
+    """What a request spent: one record for a client's running count and for an answer's total."""
+
     marlin_calls: int = 0
+    marlin_tokens: int = Field(0, description="Prompt and completion tokens, as the Marlin server reported them.")
     planner_tokens: int = 0
     seconds: float = 0.0
 

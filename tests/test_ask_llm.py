@@ -1,6 +1,7 @@
 """`ask` with the LLM planner, driven by scripted planner models (no real model requests)."""
 
 import asyncio
+import re
 import shutil
 import socket
 
@@ -8,10 +9,10 @@ import pytest
 
 from evals.synthetic.footage import SyntheticEvent
 from evals.synthetic.scripted_planner import ScriptedPlanner
+from marlin_agent.app.ask import ask
+from marlin_agent.chat_model import planner_model
 from marlin_agent.config import PlannerSettings, load_settings
 from marlin_agent.errors import PlannerNotConfigured
-from marlin_agent.planners.llm_model import planner_model
-from marlin_agent.planners.run import ask
 from marlin_agent.verification.signals import iou
 
 from .test_cli import document, invoke
@@ -152,8 +153,8 @@ def test_the_llm_judge_reads_the_spans_fresh_caption_and_its_verdict_moves_confi
     from pydantic_ai.messages import ModelResponse, ToolCallPart
     from pydantic_ai.models.function import FunctionModel
 
+    from marlin_agent.app.ask import _session
     from marlin_agent.planners.llm import LLMPlanner
-    from marlin_agent.planners.run import _session
     from marlin_agent.tools import Toolbox
 
     prompts = []
@@ -177,4 +178,27 @@ def test_the_llm_judge_reads_the_spans_fresh_caption_and_its_verdict_moves_confi
     alone, yes, no = (asyncio.run(confidence_with(v)) for v in (None, 1.0, 0.0))
     assert no.confidence < alone.confidence < yes.confidence
     assert [e.score for e in yes.evidence if e.kind == "judge"] == [1.0]
-    assert prompts[0].startswith("Event: a red circle appears") and "red circle" in prompts[0].split("\n", 1)[1]
+    assert prompts[0].startswith("Event: a red circle appears")
+    assert re.search(r"^<\d+\.\d - \d+\.\d> .*red circle", prompts[0], re.M), prompts[0]  # the timed events
+
+
+def test_the_planners_tools_are_the_toolbox_methods_in_their_own_words(tmp_path):
+    """Each tool is written once, on the Toolbox: the planner's name, parameters and description come from it."""
+    import inspect
+
+    from pydantic_ai.models.test import TestModel
+
+    from marlin_agent.planners.llm import build_agent
+    from marlin_agent.tools import Toolbox
+    from marlin_agent.tools.toolbox import MODEL_TOOLS
+
+    tools = Toolbox(load_settings(env={"MARLIN_HOME": str(tmp_path)}), library=None, client=None)
+    definitions = {name: tool.tool_def for name, tool in build_agent(TestModel(), tools)._function_toolset.tools.items()}
+    assert list(definitions) == list(MODEL_TOOLS)
+    for name, definition in definitions.items():
+        method = getattr(Toolbox, name)
+        summary = inspect.getdoc(method).split("\n\nArgs:")[0]
+        assert definition.description == summary
+        parameters = [p for p in inspect.signature(method).parameters if p != "self"]
+        assert list(definition.parameters_json_schema["properties"]) == parameters
+        assert all(p.get("description") for p in definition.parameters_json_schema["properties"].values()), name

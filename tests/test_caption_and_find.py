@@ -7,7 +7,7 @@ import pytest
 from evals.synthetic.footage import load_truth
 from marlin_agent.errors import AuthenticationFailed, ChunkFailed, InvalidTimeRange
 from marlin_agent.marlin import MarlinClient
-from marlin_agent.scan import caption_video, find_in_video
+from marlin_agent.marlin.scan import caption_video, find_in_video
 
 CHUNK_PLUS_TAIL = 60.0 + 15.0
 CONTRACT_CAPTION = (
@@ -107,7 +107,7 @@ def test_find_in_a_rotated_video(footage, settings):
 
 
 def test_a_failing_chunk_is_recorded_and_the_others_still_answer(footage, settings, simulator, monkeypatch):
-    from marlin_agent.scan import ChunkRunner
+    from marlin_agent.marlin.scan import ChunkRunner
 
     original = ChunkRunner._stage
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from marlin_agent.cli import app
+from marlin_agent.cli.main import app
 
 runner = CliRunner()
 

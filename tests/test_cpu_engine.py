@@ -17,16 +17,16 @@ import pytest
 from evals.synthetic.tiny_marlin import build_tiny_marlin
 from marlin_agent.config import load_settings
 from marlin_agent.engines import Launch, recipe
-from marlin_agent.engines.recipes import CPU_SERVER
+from marlin_agent.engines.recipes import cpu_server_script
 from marlin_agent.errors import ModelNotServed
 from marlin_agent.marlin import MarlinClient
-from marlin_agent.scan import caption_video
+from marlin_agent.marlin.scan import caption_video
 
 
 def test_the_cpu_engine_is_launched_from_its_own_environment_with_the_media_path(tmp_path):
     launch = Launch(venv=tmp_path / "venv", host="127.0.0.1", port=8000, media_dir=tmp_path / "cache")
     assert recipe("cpu").command(launch) == [
-        str(tmp_path / "venv/bin/python"), str(CPU_SERVER), "--model", "NemoStation/Marlin-2B",
+        str(tmp_path / "venv/bin/python"), str(cpu_server_script()), "--model", "NemoStation/Marlin-2B",
         "--allowed-local-media-path", str(tmp_path / "cache"), "--host", "127.0.0.1", "--port", "8000"]
     assert "torchvision" not in recipe("cpu").requirements
 

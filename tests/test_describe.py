@@ -1,6 +1,12 @@
 """`describe`: plain prose within a budget, for hosts like OpenClaw's video hook."""
 
+import re
+
 from tests.test_cli import invoke
+
+
+def _event_lines(text: str) -> list[str]:
+    return [line for line in text.splitlines() if re.match(r"\d+:\d\d\.\d-\d+:\d\d\.\d ", line)]
 
 
 def test_describe_prints_the_scene_and_timed_events_as_plain_text(footage, env):
@@ -21,7 +27,9 @@ def test_describe_keeps_within_the_character_budget_and_says_what_it_left_out(fo
         assert len(text) <= budget, (budget, text)
         assert text.startswith("Video: long_street.mp4")
     short = invoke(["describe", str(footage["long_street"]), "--max-chars", "300"], env).stdout
-    assert "more events)" in short or short.count("\n") >= 4
+    shown, left_out = _event_lines(short), re.search(r"… \((\d+) more\)", short)
+    assert shown and left_out, short
+    assert len(shown) + int(left_out.group(1)) == len(_event_lines(full))
 
 
 def test_describe_adds_what_is_said_and_keeps_it_within_the_budget(speech_video, env, offline_models):

@@ -339,6 +339,8 @@ def test_a_chosen_engine_that_is_gone_is_named_instead_of_no_server(tmp_path, fo
 def test_requests_to_the_cpu_engine_go_one_at_a_time_with_a_long_timeout(tmp_path, simulator):
     import os
 
+    import psutil
+
     from marlin_agent.engines import EngineState
 
     settings = load_settings(env={"MARLIN_HOME": str(tmp_path), "MARLIN_ENGINE": "cpu"})
@@ -347,7 +349,36 @@ def test_requests_to_the_cpu_engine_go_one_at_a_time_with_a_long_timeout(tmp_pat
     port = int(simulator.base_url.rsplit(":", 1)[1].split("/")[0])
     (folder / "marlin.json").write_text(EngineState(  # a CPU engine already running (here: the simulator)
         engine="cpu", role="marlin", pid=os.getpid(), host="127.0.0.1", port=port, model="NemoStation/Marlin-2B",
-        command=["cpu_server.py"], log=str(folder / "marlin.log"), started_at="now").model_dump_json())
+        command=["cpu_server.py"], log=str(folder / "marlin.log"), started_at="now",
+        created=psutil.Process().create_time()).model_dump_json())
     served = ensure_server(settings)
     assert served.server.base_url == simulator.base_url
     assert served.server.concurrency == 1 and served.server.request_timeout >= 3600
+
+
+def test_stop_never_signals_a_process_that_merely_reuses_the_recorded_pid(tmp_path):
+    """After a crash or reboot the PID in a state file can belong to someone else's program."""
+    import subprocess
+
+    import psutil
+
+    from marlin_agent.engines import EngineState
+
+    stranger = subprocess.Popen(["sleep", "60"], start_new_session=True)
+    try:
+        manager = EngineManager(load_settings(env={"MARLIN_HOME": str(tmp_path)}))
+        folder = manager.folder("vllm")
+        folder.mkdir(parents=True, exist_ok=True)
+        state_file = folder / "marlin.json"
+        state_file.write_text(EngineState(
+            engine="vllm", role="marlin", pid=stranger.pid, host="127.0.0.1", port=1, model="m", command=["vllm"],
+            log=str(folder / "marlin.log"), started_at="then",
+            created=psutil.Process(stranger.pid).create_time() - 3600).model_dump_json())
+
+        assert manager.stop("vllm") is False
+        assert stranger.poll() is None, "a process that is not the engine was signalled"
+        assert not state_file.exists(), "the stale state file stays behind"
+        assert manager.status("vllm").running is False
+    finally:
+        stranger.kill()
+        stranger.wait()

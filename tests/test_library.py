@@ -13,10 +13,10 @@ from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
+from marlin_agent.app.search import search_footage
 from marlin_agent.config import load_settings
 from marlin_agent.errors import IndexMismatch, NoVideosFound
-from marlin_agent.indexer import index_inputs, open_library
-from marlin_agent.search import search_footage
+from marlin_agent.library.indexer import index_inputs, open_library
 
 
 def overlaps(hit, start, end):

@@ -50,7 +50,7 @@ def test_a_caption_request_is_greedy_capped_and_carries_the_frame_budget(simulat
     assert record.kind == "caption" and record.temperature == 0 and record.max_tokens == 1024
     assert record.mm_processor_kwargs == {"fps": 2.0, "min_frames": 4, "max_frames": 240,
                                           "size": {"shortest_edge": 4096, "longest_edge": 48 * 200_704}}
-    assert client.usage.calls == 1
+    assert client.usage.marlin_calls == 1
 
 
 def test_the_frame_budget_is_clamped_and_even():
@@ -92,12 +92,22 @@ def test_transient_server_errors_are_retried(simulator, clip, tmp_path):
     simulator.state.fail_next = 2
     caption, _ = run(lambda c: c.caption(clip), server_settings(tmp_path, base_url=simulator.base_url, max_retries=3))
     assert caption.format_ok
+    assert simulator.state.received == 3  # two failures, then the answer
+
+
+@pytest.mark.parametrize("max_retries", [0, 1, 4])
+def test_max_retries_is_the_number_of_attempts_after_the_first(simulator, clip, tmp_path, max_retries):
+    simulator.state.fault = "error500"
+    with pytest.raises(ServerError, match="HTTP 500"):
+        run(lambda c: c.caption(clip), server_settings(tmp_path, base_url=simulator.base_url, max_retries=max_retries))
+    assert simulator.state.received == max_retries + 1
 
 
 def test_a_server_that_keeps_failing_gives_up_with_the_status(simulator, clip, tmp_path):
     simulator.state.fault = "error500"
     with pytest.raises(ServerError, match="HTTP 500"):
         run(lambda c: c.caption(clip), server_settings(tmp_path, base_url=simulator.base_url, max_retries=1))
+    assert simulator.state.received == 2
 
 
 def test_no_server_configured(tmp_path):

@@ -79,7 +79,9 @@ def test_ask_answers_with_progress_then_search_finds_the_indexed_moment(library_
     assert absent.structured_content["found"] is False
     hits = searched.structured_content["results"]
     assert hits and "blue square" in hits[0]["text"]
-    assert [v["path"] for v in videos.structured_content["videos"]] == [str(root / "short_field.mp4")]
+    listed = videos.structured_content
+    assert [v["video"]["path"] for v in listed["videos"]] == [str(root / "short_field.mp4")]
+    assert listed["videos"][0]["chunks_indexed"] == 1 and listed["roots"] == [str(root)]
 
 
 def test_a_path_outside_the_roots_is_refused_before_any_work(library_env, root, footage, simulator):

@@ -10,8 +10,8 @@ from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.realistic_answers import caption_text, find_text
 from evals.synthetic.scenes import CALIBRATION, NEGATIVE_KINDS, QUESTION_KINDS, WORLD, scenes, shown
 from evals.synthetic.vision import Observation, Sighting
+from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.planners.run import ask
 from marlin_agent.verification.signals import iou
 
 

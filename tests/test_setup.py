@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import stat
 import tomllib
 
@@ -10,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from evals.synthetic.simulator import MarlinSimulator
-from marlin_agent.cli import app
+from marlin_agent.cli.main import app
 from tests.test_cli import document, invoke
 
 SECRET = "sk-marlin-test-5e3c1f0a9b"
@@ -114,7 +113,10 @@ def test_doctor_keeps_checking_past_a_broken_config_and_an_unreachable_server(ho
     server = next(c for c in down["checks"] if c["name"] == "server")
     assert server["status"] == "fail" and "server_unavailable" in server["detail"] and server["fix"]
     assert {c["name"] for c in down["checks"]} >= {"disk", "index"}
-    assert json.dumps(down)  # one well-formed document even when things fail
+    # One complete document even when things fail: every check says what it found, failures how to fix them.
+    assert down["ok"] is False and down["schema_version"]
+    assert all(c["status"] in {"ok", "warn", "fail", "skip"} and c["detail"] for c in down["checks"])
+    assert all(c["fix"] for c in down["checks"] if c["status"] == "fail")
 
 
 def _converse(command: list[str], env: dict, script: list[tuple[str, str]], timeout: float = 120) -> str:
@@ -191,3 +193,19 @@ def test_setup_warns_when_the_environment_would_override_the_stored_choice(keyed
                      "--json"], env)
     assert result.exit_code == 0, result.stdout
     assert "MARLIN_BASE_URL" in document(result)["warnings"][0]
+
+
+def test_setup_changes_only_its_keys_and_keeps_the_users_comments(keyed_simulator, home):
+    home.mkdir(parents=True, exist_ok=True)
+    mine = ('# my footage settings, tuned by hand\n[library]\n# the big disk\ndb = "/mnt/big/index"\n\n'
+            '[server]\nconcurrency = 2  # the GPU is shared\n')
+    (home / "config.toml").write_text(mine)
+    setup = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET, "--yes",
+                    "--skip-check"], _clean_env(home))
+    assert setup.exit_code == 0, setup.stdout + setup.stderr
+    text = (home / "config.toml").read_text()
+    for kept in ("# my footage settings, tuned by hand", "# the big disk", "# the GPU is shared"):
+        assert kept in text
+    stored = tomllib.loads(text)
+    assert stored["library"] == {"db": "/mnt/big/index"}
+    assert stored["server"] == {"concurrency": 2, "base_url": keyed_simulator.base_url, "model": "NemoStation/Marlin-2B"}

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import yaml
 
-from marlin_agent.cli import app
+from marlin_agent.cli.main import app
 
 SKILL_DIR = Path(__file__).resolve().parents[1] / "skills" / "marlin-video"
 

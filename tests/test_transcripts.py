@@ -2,7 +2,7 @@
 
 import pytest
 
-from marlin_agent.transcripts import Transcriber, audio_windows, parse_subtitles
+from marlin_agent.library.transcripts import Transcriber, audio_windows, parse_subtitles
 
 
 @pytest.fixture(scope="module")
@@ -54,3 +54,36 @@ def test_subtitles_become_transcript_lines(tmp_path):
     assert transcript.source == "subtitles"
     assert [(l.start, l.end, l.text) for l in transcript.lines] == [
         (1.0, 3.5, "Hello there"), (62.25, 64.0, "second line wraps here")]
+
+
+def test_youtube_rolling_captions_keep_each_line_once_without_word_timing_tags(tmp_path):
+    vtt = tmp_path / "match.en.vtt"
+    vtt.write_text(
+        "WEBVTT\nKind: captions\nLanguage: en\n\n"
+        "00:00:00.480 --> 00:00:03.110 align:start position:0%\n \n"
+        "the<00:00:00.640><c> goalkeeper</c><00:00:01.040><c> saves</c>\n\n"
+        "00:00:03.110 --> 00:00:03.120 align:start position:0%\nthe goalkeeper saves\n \n\n"
+        "00:00:03.120 --> 00:00:05.500 align:start position:0%\nthe goalkeeper saves\n"
+        "the<00:00:03.300><c> penalty</c>\n\n"
+        "00:00:06.000 --> 00:00:07.000\n<i>Fish</i> &amp; chips\n")
+    lines = parse_subtitles(vtt).lines
+    assert [(l.start, l.end, l.text) for l in lines] == [
+        (0.48, 3.11, "the goalkeeper saves"), (3.12, 5.5, "the goalkeeper saves the penalty"),
+        (6.0, 7.0, "Fish & chips")]
+
+
+def test_srt_subtitles_are_read_too(tmp_path):
+    srt = tmp_path / "talk.en.srt"
+    srt.write_text("1\n00:00:01,000 --> 00:00:03,500\n<b>Hello</b> there\n\n"
+                   "2\n01:00:02,250 --> 01:00:04,000\nsecond line\nwraps here\n")
+    assert [(l.start, l.end, l.text) for l in parse_subtitles(srt).lines] == [
+        (1.0, 3.5, "Hello there"), (3602.25, 3604.0, "second line wraps here")]
+
+
+def test_a_broken_subtitle_file_is_a_specific_error(tmp_path):
+    from marlin_agent.library.transcripts import SubtitlesUnreadable
+
+    broken = tmp_path / "broken.en.vtt"
+    broken.write_text("this is not a subtitle file\n")
+    with pytest.raises(SubtitlesUnreadable, match="broken.en.vtt"):
+        parse_subtitles(broken)

@@ -12,6 +12,8 @@ when one line of the description names its colour and its shape together.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass, field
 
 from pydantic_ai import ModelResponse, TextPart, ToolCallPart
@@ -38,11 +40,12 @@ def _is_judge(info: AgentInfo) -> bool:
 
 
 def judge_says(prompt: str) -> tuple[float, str]:
-    """The scripted judge: colour and shape of the event named together on one line of the description."""
+    """The scripted judge: colour and shape of the event named together in one of the description's
+    timed events. Scene paragraphs do not count: they name every object in view, present or not."""
     event = prompt.split("\n", 1)[0].removeprefix("Event:").strip().lower()
     colours = [c for c in OBJECT_COLOURS if c in event]
     shapes = [s for s in SHAPES if s in event]
-    for line in prompt.lower().splitlines()[1:]:
+    for line in re.findall(r"^<[\d.]+ - [\d.]+> .*$", prompt.lower(), re.M):
         if colours and shapes and any(c in line for c in colours) and any(s in line for s in shapes):
             return 0.9, f"the description says: {line.strip()}"
     return 0.1, "the description does not mention it"

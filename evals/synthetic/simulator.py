@@ -58,6 +58,7 @@ class SimulatorState:
     think: str = "mixed"
     fault: str | None = None
     fail_next: int = 0  # answer this many completions with 500 first, then recover
+    received: int = 0  # completion requests that arrived, failed ones included (retries show here)
     records: list[RequestRecord] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0
@@ -235,6 +236,7 @@ class _Handler(BaseHTTPRequestHandler):
         with state.lock:
             state.in_flight += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
+            state.received += 1
             failing = state.fail_next > 0
             state.fail_next -= 1 if failing else 0
         try:

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 from marlin_agent.config import Settings
-from marlin_agent.engines.manager import EngineManager, Progress
+from marlin_agent.domain import Say
+from marlin_agent.engines.manager import EngineManager
 from marlin_agent.engines.recipes import RECIPES
 from marlin_agent.errors import EngineNotInstalled
-
 
 # The CPU engine answers one request at a time, each taking minutes: more in flight would only
 # queue up and run into the request timeout.
@@ -22,7 +22,7 @@ def with_server(settings: Settings, base_url: str, model: str, engine: str | Non
     return settings.model_copy(update={"server": settings.server.model_copy(update=update)})
 
 
-def ensure_server(settings: Settings, progress: Progress | None = None) -> Settings:
+def ensure_server(settings: Settings, progress: Say | None = None) -> Settings:
     """``settings`` pointing at a server: the configured one, else a local engine (started if need be).
 
     Returns ``settings`` unchanged when no server is configured and no engine is installed;

@@ -18,7 +18,6 @@ import subprocess
 import sys
 import time
 import venv
-from collections.abc import Callable
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
@@ -28,6 +27,7 @@ import httpx
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
+from marlin_agent.domain import Say
 from marlin_agent.engines.machine import Platform, detect_platform
 from marlin_agent.engines.recipes import Launch, Recipe, Source, recipe
 from marlin_agent.errors import (
@@ -41,7 +41,6 @@ from marlin_agent.errors import (
 )
 
 Role = Literal["marlin", "planner"]
-Progress = Callable[[str], None]
 
 # What the Hugging Face hub client logs when a gated download is refused.
 _GATED = re.compile(r"GatedRepoError|Cannot access gated repo|401 Client Error|403 Client Error|"
@@ -60,6 +59,9 @@ class EngineState(BaseModel):
     command: list[str]
     log: str
     started_at: str
+    # The process's start time as the OS reports it: a PID alone can be reused by another
+    # program after the server exits, and signalling that would stop someone else's work.
+    created: float | None = None
 
     @property
     def base_url(self) -> str:
@@ -83,19 +85,37 @@ def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
-def _alive(pid: int) -> bool:
+def _created(pid: int) -> float | None:
+    """When process ``pid`` started (OS clock), or None if there is no such process."""
+    import psutil
+
     try:
-        finished, _ = os.waitpid(pid, os.WNOHANG)  # reap our own exited child, if it is one
-        if finished == pid:
+        return psutil.Process(pid).create_time()
+    except psutil.Error:
+        return None
+
+
+def _alive(state: EngineState) -> bool:
+    """Whether the server ``state`` recorded still runs: the same PID *and* the same process."""
+    import psutil
+
+    try:
+        finished, _ = os.waitpid(state.pid, os.WNOHANG)  # reap our own exited child, if it is one
+        if finished == state.pid:
             return False
     except ChildProcessError:
         pass
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        process = psutil.Process(state.pid)
+        if process.status() == psutil.STATUS_ZOMBIE:
+            return False
+        created = process.create_time()
+    except (psutil.NoSuchProcess, psutil.ZombieProcess):
         return False
-    except PermissionError:
-        return True
+    except psutil.AccessDenied:
+        return False  # not ours to signal in any case
+    # A state file without a start time (older versions) cannot prove the PID is still ours.
+    return state.created is not None and abs(created - state.created) < 0.05
     return True
 
 
@@ -179,7 +199,7 @@ class EngineManager:
     def installed(self, engine: str) -> bool:
         return (self.folder(engine) / "installed.json").is_file()
 
-    def install(self, engine: str, progress: Progress | None = None) -> Path:
+    def install(self, engine: str, progress: Say | None = None) -> Path:
         """Create the engine's environment and install it there; all output goes to install.log."""
         self.check_supported(engine)
         folder, env_dir, log = self.folder(engine), self.venv(engine), self.install_log(engine)
@@ -207,7 +227,7 @@ class EngineManager:
                                                            "python": sys.version.split()[0]}))
         return env_dir
 
-    def _checkout(self, source: Source, target: Path, log: Path, say: Progress) -> Path:
+    def _checkout(self, source: Source, target: Path, log: Path, say: Say) -> Path:
         """A fresh checkout of the source branch (updated in place on a re-install), project file swapped."""
         if shutil.which("git") is None:
             raise EngineInstallFailed("git is needed to build this engine from its source branch",
@@ -234,7 +254,7 @@ class EngineManager:
         return target
 
     @staticmethod
-    def _run_logged(command: list[str], log: Path, say: Progress, what: str) -> None:
+    def _run_logged(command: list[str], log: Path, say: Say, what: str) -> None:
         with log.open("a") as out:
             out.write(f"\n=== {_now()} {' '.join(command)}\n")
             out.flush()
@@ -268,7 +288,7 @@ class EngineManager:
         if not path.is_file():
             return None
         state = EngineState.model_validate_json(path.read_text())
-        if _alive(state.pid):
+        if _alive(state):
             return state
         path.unlink(missing_ok=True)
         return None
@@ -282,7 +302,7 @@ class EngineManager:
                       extra_args=tuple(engine_settings.extra_args) if role == "marlin" else ())
 
     def start(self, engine: str, role: Role = "marlin", model: str | None = None, port: int | None = None,
-              progress: Progress | None = None, wait: bool = True) -> EngineState:
+              progress: Say | None = None, wait: bool = True) -> EngineState:
         """Start the engine in the background (or find it running) and wait until it answers."""
         found = self.check_supported(engine)
         if role == "planner" and not model:
@@ -317,13 +337,14 @@ class EngineManager:
                                        cwd=self.folder(engine), env={**os.environ, **found.env},
                                        start_new_session=True)
         state = EngineState(engine=engine, role=role, pid=process.pid, host=launch.host, port=launch.port,
-                            model=found.served_model(launch), command=command, log=str(log), started_at=_now())
+                            model=found.served_model(launch), command=command, log=str(log), started_at=_now(),
+                            created=_created(process.pid))
         self._state_file(engine, role).write_text(state.model_dump_json(indent=1))
         if wait:
             self._wait(state, process, progress, since)
         return state
 
-    def _wait(self, state: EngineState, process: subprocess.Popen | None, progress: Progress | None,
+    def _wait(self, state: EngineState, process: subprocess.Popen | None, progress: Say | None,
               since: int = 0) -> None:
         """Until the server lists its models; an exit or the timeout becomes a specific error."""
         log = Path(state.log)
@@ -332,7 +353,7 @@ class EngineManager:
         while True:
             if _healthy(state.base_url):
                 return
-            exited = process.poll() is not None if process is not None else not _alive(state.pid)
+            exited = process.poll() is not None if process is not None else not _alive(state)
             if exited:
                 self._state_file(state.engine, state.role).unlink(missing_ok=True)
                 tail = _tail(log, since=since)
@@ -365,9 +386,9 @@ class EngineManager:
         except ProcessLookupError:
             pass
         deadline = time.monotonic() + grace
-        while _alive(state.pid) and time.monotonic() < deadline:
+        while _alive(state) and time.monotonic() < deadline:
             time.sleep(0.2)
-        if _alive(state.pid):
+        if _alive(state):
             try:
                 os.killpg(state.pid, signal.SIGKILL)
             except ProcessLookupError:

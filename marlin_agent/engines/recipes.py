@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from marlin_agent.errors import EngineUnknown
+from marlin_agent.resources import data_path
 
 MARLIN_MODEL = "NemoStation/Marlin-2B"
 MARLIN_MLX_MODEL = "NemoStation/Marlin-2B-MLX-8bit"
@@ -27,7 +28,6 @@ SGLANG_OVERRIDE = json.dumps({"architectures": [ARCHITECTURE]}, separators=(",",
 SGLANG_VIDEO_CONFIG = json.dumps(
     {"video": {"fps": 2.0, "min_frames": 4, "max_frames": 240, "max_pixels": 200704}}, separators=(",", ":"))
 MLX_REPOSITORY = "https://github.com/Itssshikhar/sglang.git#codex/marlin-mlx-mm-support"
-CPU_SERVER = Path(__file__).with_name("cpu_server.py")
 
 
 @dataclass(frozen=True)
@@ -121,8 +121,13 @@ def _mlx(launch: Launch) -> list[str]:
             "--mm-process-config", SGLANG_VIDEO_CONFIG]
 
 
+def cpu_server_script() -> Path:
+    """The CPU engine's server: a script its own environment runs (it needs torch, which ours does not)."""
+    return data_path("servers/cpu_server.py")
+
+
 def _cpu(launch: Launch) -> list[str]:
-    return [str(launch.python), str(CPU_SERVER), "--model", launch.model or MARLIN_MODEL,
+    return [str(launch.python), str(cpu_server_script()), "--model", launch.model or MARLIN_MODEL,
             "--allowed-local-media-path", str(launch.media_dir)]
 
 
@@ -136,7 +141,7 @@ RECIPES: dict[str, Recipe] = {
     "mlx": Recipe("mlx", "SGLang MLX port", ("--upgrade", "mlx", "mlx-lm"), "apple_silicon",
                   marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}, source=Source(MLX_REPOSITORY)),
     # The model card's reference path, for machines with neither: transformers on the CPU
-    # (the CPU build of torch; no torchvision, see cpu_server.py).
+    # (the CPU build of torch; no torchvision, see servers/cpu_server.py).
     "cpu": Recipe("cpu", "transformers (CPU)",
                   ("--extra-index-url", "https://download.pytorch.org/whl/cpu",
                    "torch", "transformers>=5.5", "av", "pillow", "numpy"), "any"),

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import asyncio
 import time
-from contextlib import AsyncExitStack
 from collections.abc import Callable
+from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import Literal
 
@@ -53,7 +53,7 @@ class GroundingReport(BaseModel):
 
 
 async def _predict_raw(item: GroundingItem, path: Path, settings: Settings, client) -> QueryResult:
-    from marlin_agent.scan import find_in_video
+    from marlin_agent.marlin.scan import find_in_video
 
     result = await find_in_video(item.query, path, settings, client)
     best = result.candidates[0] if result.candidates else None
@@ -84,8 +84,8 @@ def predictions_document(rows: list[QueryResult]) -> dict[str, dict]:
 async def run_grounding(items: list[GroundingItem], videos: Path, settings: Settings, mode: Mode, out: Path,
                         suite: str, on_progress: Callable[[int, int], None] | None = None) -> GroundingReport:
     """Predict every query (resuming from ``out/per_query.jsonl``) and score the lot."""
+    from marlin_agent.app.ask import verifier
     from marlin_agent.marlin.client import MarlinClient
-    from marlin_agent.planners.run import verifier
 
     log = QueryLog(out / "per_query.jsonl", QueryResult)
     done = {(r.video_id, r.query, tuple(r.gt)): r for r in log.done().values()}

@@ -29,7 +29,8 @@ from pydantic import BaseModel
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError, VideoNotFound
 from marlin_agent.evaluation.log import QueryLog, write_json
-from marlin_agent.evaluation.metrics import PresencePoint as Point, best_threshold, temporal_iou
+from marlin_agent.evaluation.metrics import PresencePoint as Point
+from marlin_agent.evaluation.metrics import best_threshold, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, find_video
 from marlin_agent.verification.confidence import FEATURES, confidence_of, features, fit
 
@@ -134,7 +135,7 @@ def presence_cases(items: list[GroundingItem], annotations: Path) -> list[Presen
 
 async def run_presence(cases: list[PresenceCase], videos: Path, settings: Settings, out: Path, suite: str,
                        on_progress: Callable[[int, int], None] | None = None, refit: bool = False) -> PresenceReport:
-    from marlin_agent.planners.run import answerer
+    from marlin_agent.app.ask import answerer
 
     log = QueryLog(out / "presence.jsonl", PresenceResult)
     done = log.done()

@@ -93,7 +93,7 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
                   model=None, instructions: str | None = None, retry_failed: bool = False,
                   on_progress: Callable | None = None, summary: dict | None = None) -> AsyncIterator[Row]:
     """Fill and write every row not written yet; yield each new row as it lands."""
-    from marlin_agent.indexer import index_inputs, open_library
+    from marlin_agent.library.indexer import index_inputs, open_library
 
     if output.suffix not in (".jsonl", ".parquet"):
         raise InputError(f"{output.name}: the output must be .jsonl or .parquet")
@@ -104,7 +104,7 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
                 hint="Give --planner a LiteLLM-style model (e.g. openai/gpt-4.1-mini) or serve a small model "
                      "locally and set MARLIN_PLANNER=<name> MARLIN_PLANNER_BASE_URL=http://127.0.0.1:8001/v1. "
                      "--schema marlin needs no LLM: it writes Marlin's own scenes and events.")
-        from marlin_agent.planners.llm_model import planner_model
+        from marlin_agent.chat_model import planner_model
 
         model = planner_model(settings.planner)
     filler = None if schema.builtin else RowFiller(schema, model, instructions)

@@ -11,7 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from marlin_agent.domain import Event, VideoRef
-from marlin_agent.library import Library
+from marlin_agent.library.store import Library
 
 Per = Literal["video", "chunk"]
 

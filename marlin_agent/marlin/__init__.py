@@ -1,4 +1,4 @@
-"""The Marlin client: canonical prompts, requests, media transport and lenient parsing."""
+"""The Marlin client (canonical prompts, requests, media transport, lenient parsing) and `scan`, which runs it over a whole video."""
 
 from marlin_agent.marlin.client import MarlinClient, with_client
 from marlin_agent.marlin.parse import parse_caption, parse_span, strip_think

@@ -10,7 +10,6 @@ import asyncio
 import base64
 import ipaddress
 import math
-from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -18,7 +17,7 @@ import openai
 from openai.types.chat import ChatCompletion
 
 from marlin_agent.config import ServerSettings
-from marlin_agent.domain import Caption, Span, StagedClip
+from marlin_agent.domain import Caption, Span, StagedClip, Usage
 from marlin_agent.errors import (
     AuthenticationFailed,
     MarlinAgentError,
@@ -63,13 +62,6 @@ def video_budget(duration: float, server: ServerSettings) -> dict:
     }
 
 
-@dataclass
-class Usage:
-    calls: int = 0
-    prompt_tokens: int = 0
-    completion_tokens: int = 0
-
-
 class MarlinClient:
     """Caption and ground staged clips; bounded concurrency, retries, typed errors."""
 
@@ -88,7 +80,13 @@ class MarlinClient:
         )
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
-        self.usage = Usage()
+        self._calls = 0
+        self._tokens = 0
+
+    @property
+    def usage(self) -> Usage:
+        """What this client has spent so far: requests answered and tokens the server reported."""
+        return Usage(marlin_calls=self._calls, marlin_tokens=self._tokens)
 
     async def close(self) -> None:
         await self._openai.close()
@@ -168,15 +166,14 @@ class MarlinClient:
                 raise
             except openai.APIError as exc:
                 raise await self._translate(exc) from exc
-        self.usage.calls += 1
+        self._calls += 1
         return self._content_of(completion)
 
     def _content_of(self, completion: object) -> str:
         if not isinstance(completion, ChatCompletion) or not completion.choices:
             raise ServerProtocolError(f"the server at {self.base_url} did not return a chat completion")
         if completion.usage:
-            self.usage.prompt_tokens += completion.usage.prompt_tokens
-            self.usage.completion_tokens += completion.usage.completion_tokens
+            self._tokens += completion.usage.total_tokens
         return completion.choices[0].message.content or ""
 
     # --- errors --------------------------------------------------------------------------

@@ -17,17 +17,18 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
-from pydantic import BaseModel, Field
+from pydantic import Field
 
-from marlin_agent import __version__
+from marlin_agent.app.search import SearchResult
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, FindResult, VideoCaption
 from marlin_agent.errors import MarlinAgentError
-from marlin_agent.library import VideoRecord
+from marlin_agent.library.store import VideoRecord
 from marlin_agent.marlin import with_client
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
-from marlin_agent.search import SearchResult
+from marlin_agent.tools.results import VideoList
+from marlin_agent.version import __version__
 
 T = TypeVar("T")
 
@@ -40,11 +41,6 @@ output for one video. Unindexed footage is indexed first; for big folders call `
 and poll `job_status` until state is done. A call that fails with still_running goes on as
 the job it names: poll `job_status`, whose result is then the call's document. Paths must
 lie inside the server's roots."""
-
-
-class VideoList(BaseModel):
-    videos: list[VideoRecord]
-    roots: list[str] = Field(description="The folders this server may read.")
 
 
 def _tool_error(exc: MarlinAgentError) -> ToolError:
@@ -172,14 +168,24 @@ class MarlinTools:
 
     async def visible_videos(self) -> list[VideoRecord]:
         """Indexed videos this server may show: files inside the roots, and footage fetched from URLs."""
-        from marlin_agent.indexer import open_library
+        from marlin_agent.library.indexer import open_library
 
         library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
         videos = await asyncio.to_thread(library.list_videos)
         return [v for v in videos if self.guard.visible(v.path, v.url)]
 
+    async def listed_videos(self) -> VideoList:
+        """The agent's own video list (what the planner's list_videos returns), cut to what this server may show."""
+        from marlin_agent.library.indexer import open_library
+        from marlin_agent.tools import Toolbox
+
+        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
+        listed = await Toolbox(self.settings, library, None).list_videos()
+        shown = [entry for entry in listed.videos if self.guard.visible(entry.video.path, entry.url)]
+        return listed.model_copy(update={"videos": shown, "roots": [str(r) for r in self.guard.roots]})
+
     def start_index(self, sources: list[str]) -> Job:
-        from marlin_agent.indexer import index_inputs
+        from marlin_agent.library.indexer import index_inputs
 
         return self.start("index", lambda reporter: index_inputs(sources, self.settings, on_progress=reporter))
 
@@ -199,7 +205,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         paths: video files, folders (recursive) or URLs; unindexed ones are indexed first.
         threshold: confidence a moment needs (default from config, calibrated). clips: cut each
         moment into an mp4 under $MARLIN_HOME/clips and return its absolute path."""
-        from marlin_agent.planners.run import ask as run_ask
+        from marlin_agent.app.ask import ask as run_ask
 
         sources = _checked(guard.sources, paths)
         settings = tools.with_overrides(await tools.served(), **{"agent.threshold": threshold})
@@ -214,7 +220,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         paths: limit to these files, folders or URLs (indexed first if needed); default: all
         indexed footage inside the roots. Hits are unverified: use ask to verify."""
-        from marlin_agent.search import search_footage
+        from marlin_agent.app.search import search_footage
 
         sources = _checked(guard.sources, paths) if paths else None
         settings = await tools.served() if sources else tools.settings
@@ -233,7 +239,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         """Marlin's raw candidate span per ~60 s chunk for an event in one video, best first.
 
         Unverified: Marlin proposes a span even for events that never happen. Use ask for answers."""
-        from marlin_agent.scan import find_in_video
+        from marlin_agent.marlin.scan import find_in_video
 
         path = _checked(guard.path, video)
         settings = await tools.served()
@@ -244,7 +250,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     async def caption(video: str, ctx: Context, start: float | None = None,
                       end: float | None = None) -> VideoCaption:
         """Marlin's dense captions for one video: a scene paragraph per chunk and time-ranged events."""
-        from marlin_agent.scan import caption_video
+        from marlin_agent.marlin.scan import caption_video
 
         path = _checked(guard.path, video)
         settings = await tools.served()
@@ -296,7 +302,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     @server.tool()
     async def list_videos() -> VideoList:
         """The indexed videos inside the roots (and those fetched from URLs): path, duration, chunks."""
-        return VideoList(videos=await tools.visible_videos(), roots=[str(r) for r in guard.roots])
+        return await tools.listed_videos()
 
     return server
 

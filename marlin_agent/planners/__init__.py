@@ -1,1 +1,1 @@
-"""Planners turn a question into verified moments: the pipeline planner (no LLM) and, later, an LLM planner."""
+"""Planners turn a question into verified moments through the tools: the pipeline planner (no LLM) and the LLM planner."""

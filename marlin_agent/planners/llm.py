@@ -13,28 +13,22 @@ verified so far and says that it stopped early.
 
 from __future__ import annotations
 
+import functools
 import time
 from dataclasses import dataclass
 
 from pydantic import BaseModel, Field
-from pydantic_ai import Agent, ModelRetry, RunContext, RunUsage, UsageLimits
+from pydantic_ai import Agent, ModelRetry, RunContext, RunUsage, Tool, UsageLimits
 from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
 from marlin_agent.planners.conclude import decide, in_time_order, summary
-from marlin_agent.verification.signals import iou
 from marlin_agent.resources import data_path
-from marlin_agent.tools import (
-    Grounding,
-    SearchHits,
-    SpanCaption,
-    Toolbox,
-    TranscriptLines,
-    Verification,
-    VideoList,
-)
+from marlin_agent.tools import SpanCaption, Toolbox
+from marlin_agent.tools.toolbox import MODEL_TOOLS
+from marlin_agent.verification.signals import iou
 
 # How often the final answer may be sent back (unverified or failed moments) before giving up.
 _OUTPUT_RETRIES = 3
@@ -77,15 +71,14 @@ def _describe(caption: SpanCaption) -> str:
     return "\n".join(lines) or "(the model described nothing)"
 
 
-def build_agent(model):
-    """The planner agent with its tools; ``model`` is any pydantic-ai model (tests pass scripted ones)."""
-    agent = Agent(model, output_type=PlannerAnswer, deps_type=PlannerDeps, instructions=_prompt("planner"),
-                  retries={"tools": 2, "output": _OUTPUT_RETRIES})
+def model_tool(method):
+    """``method`` (a bound Toolbox method) as a planner tool: the same name, parameters and docstring;
+    mistakes the model can fix go back to it as a retry with the reason."""
 
-    async def call(work):
-        """Run a tool; mistakes the model can fix go back to it as a retry with the reason."""
+    @functools.wraps(method)
+    async def tool(*args, **kwargs):
         try:
-            return await work
+            return await method(*args, **kwargs)
         except BudgetExhausted:
             raise
         except MarlinAgentError as exc:
@@ -93,43 +86,14 @@ def build_agent(model):
                 raise
             raise ModelRetry(f"{exc.message}. {exc.hint}".strip()) from exc
 
-    @agent.tool
-    async def list_videos(ctx: RunContext[PlannerDeps]) -> VideoList:
-        """The videos this question covers: ids, titles, durations (seconds), whether they have speech."""
-        return await call(ctx.deps.tools.list_videos())
+    return Tool(tool, takes_ctx=False, docstring_format="google", require_parameter_descriptions=True)
 
-    @agent.tool
-    async def search(ctx: RunContext[PlannerDeps], query: str, k: int = 10) -> SearchHits:
-        """Search the indexed captions, scene descriptions and speech of the videos for `query`.
-        Free (no Marlin call). Hits give the video id, the span in seconds and the matched text."""
-        return await call(ctx.deps.tools.search(query, min(max(k, 1), 30)))
 
-    @agent.tool
-    async def find(ctx: RunContext[PlannerDeps], video_id: str, event: str, start: float | None = None,
-                   end: float | None = None) -> Grounding:
-        """Ask Marlin where `event` happens between `start` and `end` seconds (whole video if omitted);
-        one Marlin call per 60 s. Returns one UNVERIFIED span per window: Marlin always answers."""
-        return await call(ctx.deps.tools.find(video_id, event, start, end))
-
-    @agent.tool
-    async def verify(ctx: RunContext[PlannerDeps], video_id: str, event: str, start: float,
-                     end: float) -> Verification:
-        """Check whether `event` really happens at `start`–`end` (a span from find or search): an entailment
-        model reads the captions and speech there and a fresh caption of the span; `passed` says whether it may
-        be reported. About 1 Marlin call."""
-        return await call(ctx.deps.tools.verify(video_id, event, start, end))
-
-    @agent.tool
-    async def caption(ctx: RunContext[PlannerDeps], video_id: str, start: float, end: float,
-                      fresh: bool = False) -> SpanCaption:
-        """What happens between `start` and `end` seconds: scene and timed events, from the index, or
-        from Marlin now (one call per 60 s) when `fresh` is true or the index lacks it."""
-        return await call(ctx.deps.tools.caption(video_id, start, end, fresh))
-
-    @agent.tool
-    async def transcript(ctx: RunContext[PlannerDeps], video_id: str, start: float, end: float) -> TranscriptLines:
-        """What is said between `start` and `end` seconds, line by line with times. Free."""
-        return await call(ctx.deps.tools.transcript(video_id, start, end))
+def build_agent(model, tools: Toolbox):
+    """The planner agent over ``tools``; ``model`` is any pydantic-ai model (tests pass scripted ones)."""
+    agent = Agent(model, output_type=PlannerAnswer, deps_type=PlannerDeps, instructions=_prompt("planner"),
+                  retries={"tools": 2, "output": _OUTPUT_RETRIES},
+                  tools=[model_tool(getattr(tools, name)) for name in MODEL_TOOLS])
 
     @agent.output_validator
     def only_verified(ctx: RunContext[PlannerDeps], output: PlannerAnswer) -> PlannerAnswer:
@@ -164,7 +128,7 @@ class LLMPlanner:
         self.tools = tools
         self.model = model
         self.usage = RunUsage()
-        self.agent = build_agent(model)
+        self.agent = build_agent(model, tools)
         self._judge_agent = Agent(model, output_type=JudgeVerdict, instructions=_prompt("judge"), retries={"output": 2})
         tools.judge = self.judge
 

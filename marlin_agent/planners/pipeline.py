@@ -14,12 +14,12 @@ import time
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage, VideoRef
 from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
-from marlin_agent.library import SearchHit
+from marlin_agent.library.store import SearchHit
 from marlin_agent.planners.conclude import decide, summary
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.tools import Toolbox, centred_window
-from marlin_agent.verification.entailment import entailment_model
 from marlin_agent.verification.confidence import confidence
+from marlin_agent.verification.entailment import entailment_model
 from marlin_agent.verification.signals import entailment_evidence, iou, spoken, text_evidence, text_similarities
 
 __all__ = ["PipelinePlanner", "candidate_windows", "event_description"]
@@ -53,7 +53,7 @@ class PipelinePlanner:
         grounding = await self.tools.find(ref.id, event, start, end)
         for failure in grounding.failures:
             self.tools.note("find", f"{ref.title}: {failure}")
-        return [(await self.tools.verify(ref.id, event, s.start, s.end, (s.window_start, s.window_end))).moment
+        return [(await self.tools.verify_span(ref.id, event, s.start, s.end, (s.window_start, s.window_end))).moment
                 for s in grounding.spans]
 
     async def check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
@@ -100,7 +100,7 @@ class PipelinePlanner:
             covered = any(m.video.id == hit.video.id and iou((m.start, m.end), (hit.start, hit.end)) > 0.3
                           for m in grounded + moments)
             if not covered:
-                checked = await self.tools.verify(hit.video.id, event, hit.start, hit.end, proposed_by="caption",
+                checked = await self.tools.verify_span(hit.video.id, event, hit.start, hit.end, proposed_by="caption",
                                                   reground=True)
                 moments.append(checked.moment)
         return moments
@@ -109,7 +109,7 @@ class PipelinePlanner:
         """``find --verify``: ground ``event`` in every chunk of one video and keep what the evidence backs."""
         started = time.monotonic()
         grounding = await self.tools.find(video_id, event, start, end)
-        moments = [(await self.tools.verify(video_id, event, s.start, s.end, (s.window_start, s.window_end))).moment
+        moments = [(await self.tools.verify_span(video_id, event, s.start, s.end, (s.window_start, s.window_end))).moment
                    for s in grounding.spans]
         return self.conclude(event, event, moments, 1, started)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from marlin_agent.domain import Event, Moment, Record, VideoRef
-from marlin_agent.library import SearchHit
+from marlin_agent.library.store import SearchHit
 
 
 class Cost(Record):
@@ -15,6 +15,7 @@ class Cost(Record):
 
 class VideoEntry(Record):
     video: VideoRef
+    url: str = Field("", description="The page it was fetched from, for footage that came from a URL.")
     duration: float
     chunks_indexed: int
     has_audio: bool
@@ -23,6 +24,7 @@ class VideoEntry(Record):
 
 class VideoList(Record):
     videos: list[VideoEntry]
+    roots: list[str] = Field([], description="The folders the MCP server may read (empty elsewhere).")
     cost: Cost = Cost()
 
 

@@ -21,24 +21,12 @@ from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
-from marlin_agent.library import Library
+from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
+from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
-from marlin_agent.verification.confidence import confidence
-from marlin_agent.verification.entailment import entailment_model
-from marlin_agent.verification.signals import (
-    best_match_evidence,
-    contradiction_evidence,
-    entailment_evidence,
-    regrounding_evidence,
-    spoken,
-    text_evidence,
-    text_similarities,
-    tighter_window,
-)
-from marlin_agent.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.tools.results import (
     ClipFile,
     Cost,
@@ -51,12 +39,28 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
+from marlin_agent.verification.confidence import confidence
+from marlin_agent.verification.entailment import entailment_model
+from marlin_agent.verification.signals import (
+    best_match_evidence,
+    contradiction_evidence,
+    entailment_evidence,
+    regrounding_evidence,
+    spoken,
+    text_evidence,
+    text_similarities,
+    tighter_window,
+)
 
 # A judge reads Marlin's fresh caption of a span and says whether the event is in it:
 # (score in 0..1, a one-line reason).
 Judge = Callable[[str, SpanCaption], Awaitable[tuple[float, str]]]
 
 WINDOW_SECONDS = 60.0
+# Search hits a planner may ask for at once: more costs its context and finds nothing better.
+_MOST_HITS = 50
+# The tools a planner model is handed: their signatures and docstrings are what it sees.
+MODEL_TOOLS = ("list_videos", "search", "find", "verify", "caption", "transcript")
 # Seconds of context either side of a span when it is captioned afresh (for entailment and the judge).
 _FRESH_PAD = 1.0
 
@@ -174,7 +178,8 @@ class Toolbox:
     # --- the tools ----------------------------------------------------------------------
 
     async def list_videos(self) -> VideoList:
-        """The videos this question covers: id, title, duration, and what the index holds for each."""
+        """The videos this question covers: ids, titles, durations (seconds), whether they have speech,
+        and how much of each is indexed. Free (no Marlin call)."""
         meter = _Meter()
         records = await asyncio.to_thread(self.library.list_videos)
         if self.scope is not None:
@@ -183,20 +188,36 @@ class Toolbox:
         for record in records:
             done = await asyncio.to_thread(self.library.done_chunk_ids, record.id)
             entries.append(VideoEntry(video=VideoRef(id=record.id, path=record.path, title=record.title),
-                                      duration=record.duration, chunks_indexed=len(done), has_audio=record.has_audio,
+                                      url=record.url, duration=record.duration, chunks_indexed=len(done), has_audio=record.has_audio,
                                       has_transcript=bool(record.transcript_source)))
         return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))
 
     async def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> SearchHits:
-        """The library's best events, scene paragraphs and transcript lines for ``query`` (no Marlin call)."""
+        """Search the indexed captions, scene descriptions and speech of the videos, by words and by
+        meaning. Free (no Marlin call). Hits give the video id, the span in seconds and the matched
+        text; they are leads, not answers.
+
+        Args:
+            query: What to look for, in words.
+            k: How many hits to return (1 to 50).
+            video_ids: Only these videos (default: every video the question covers).
+        """
         meter = _Meter()
+        k = min(max(k, 1), _MOST_HITS)
         scope = self.scope if video_ids is None else [v for v in video_ids if self.scope is None or v in self.scope]
         hits = await asyncio.to_thread(self.library.search, query, k, scope)
         return SearchHits(query=query, hits=hits, cost=self._done("search", f'"{query}": {len(hits)} hits', meter))
 
     async def caption(self, video_id: str, start: float, end: float, fresh: bool = False) -> SpanCaption:
-        """What happens in ``[start, end]``: from the index when it covers the span, else (or with
-        ``fresh``) from Marlin now, one call per ~60 s."""
+        """What happens between `start` and `end` seconds: scene paragraphs and timed events, from the
+        index when it covers the span, else from Marlin now (one Marlin call per 60 s).
+
+        Args:
+            video_id: A video id from list_videos or search.
+            start: Seconds from the start of the video.
+            end: Seconds from the start of the video.
+            fresh: Ask Marlin now even when the index covers the span (a second, differently worded reading).
+        """
         meter = _Meter()
         ref = await self._ref(video_id)
         if not fresh:
@@ -218,8 +239,16 @@ class Toolbox:
                            cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (Marlin)", meter))
 
     async def find(self, video_id: str, event: str, start: float | None = None, end: float | None = None) -> Grounding:
-        """Marlin's span for ``event`` in each ~60 s window of ``[start, end]`` (the whole video by
-        default). Unverified: Marlin answers even when the event never happens."""
+        """Ask Marlin where `event` happens: one span per ~60 s window between `start` and `end`
+        (one Marlin call each). The spans are UNVERIFIED: Marlin answers even for events that never
+        happen, so check a span with verify before reporting it.
+
+        Args:
+            video_id: A video id from list_videos or search.
+            event: The event as a short plain sentence, e.g. "a player kicks the ball into the goal".
+            start: Seconds; the start of the video if omitted.
+            end: Seconds; the end of the video if omitted.
+        """
         find_prompt(event)
         meter = _Meter()
         ref = await self._ref(video_id)
@@ -239,7 +268,13 @@ class Toolbox:
                          cost=self._done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
 
     async def transcript(self, video_id: str, start: float, end: float) -> TranscriptLines:
-        """What is said in ``[start, end]``, line by line with times (from the index; no Marlin call)."""
+        """What is said between `start` and `end` seconds, line by line with times. Free (no Marlin call).
+
+        Args:
+            video_id: A video id from list_videos or search.
+            start: Seconds from the start of the video.
+            end: Seconds from the start of the video.
+        """
         meter = _Meter()
         ref = await self._ref(video_id)
         record = await asyncio.to_thread(self.library.get_video, video_id)
@@ -251,10 +286,23 @@ class Toolbox:
                                cost=self._done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
                                                f"{len(rows)} lines", meter))
 
-    async def verify(self, video_id: str, event: str, start: float, end: float,
-                     window: tuple[float, float] | None = None, proposed_by: str = "grounding",
-                     reground: bool | None = None) -> Verification:
-        """Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
+    async def verify(self, video_id: str, event: str, start: float, end: float) -> Verification:
+        """Check whether `event` really happens at `start`–`end` (a span from find or search): an
+        entailment model reads the captions and speech there and a fresh caption of the span, and
+        `passed` says whether the moment may be reported. About one Marlin call.
+
+        Args:
+            video_id: The video the span is in.
+            event: The event asked about, as a short plain sentence.
+            start: The span's start, in seconds, as find or search gave it.
+            end: The span's end, in seconds.
+        """
+        return await self.verify_span(video_id, event, start, end)
+
+    async def verify_span(self, video_id: str, event: str, start: float, end: float,
+                          window: tuple[float, float] | None = None, proposed_by: str = "grounding",
+                          reground: bool | None = None) -> Verification:
+        """``verify``, told more about where the span came from. Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
 
         Reads what the index says happens over the span (caption events, transcript lines) and
         has the entailment model judge whether it means the event; captions the tight span

@@ -7,18 +7,16 @@ the check), so a typo in a URL or key never leaves a broken configuration behind
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
 from typing import Literal
 
 from pydantic import BaseModel, SecretStr
 
-from marlin_agent import user_config
 from marlin_agent.config import Settings
+from marlin_agent.domain import Say
 from marlin_agent.engines import EngineManager, with_server
 from marlin_agent.errors import InputError
-from marlin_agent.probe import ProbeResult, probe_server
-
-Progress = Callable[[str], None]
+from marlin_agent.setup import user_config
+from marlin_agent.setup.server_check import ProbeResult, probe_server
 
 
 class SetupResult(BaseModel):
@@ -49,7 +47,7 @@ def _check(settings: Settings, skip: bool) -> ProbeResult | None:
 
 
 def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: str | None = None,
-                 skip_check: bool = False, progress: Progress | None = None) -> SetupResult:
+                 skip_check: bool = False, progress: Say | None = None) -> SetupResult:
     """Use an OpenAI-compatible endpoint: test it with the key, then store URL, model and key."""
     if not base_url.startswith(("http://", "https://")):
         raise InputError(f"--base-url must be an http(s) URL, not {base_url!r}",
@@ -72,7 +70,7 @@ def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: 
 
 
 def setup_local(settings: Settings, engine: str | None = None, skip_check: bool = False,
-                progress: Progress | None = None) -> SetupResult:
+                progress: Say | None = None) -> SetupResult:
     """Install the engine (if needed), start it, test it, and make it the on-demand default."""
     manager = EngineManager(settings)
     name = engine or manager.default_engine()

@@ -8,8 +8,8 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
-from marlin_agent.indexer import IndexProgress, IndexReport, index_inputs, open_library
-from marlin_agent.library import SearchHit
+from marlin_agent.library.indexer import IndexProgress, IndexReport, index_inputs, open_library
+from marlin_agent.library.store import SearchHit
 
 
 class SearchResult(BaseModel):

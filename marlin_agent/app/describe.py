@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import VideoCaption
-from marlin_agent.transcripts import TranscriptLine
+from marlin_agent.library.transcripts import TranscriptLine
 
 
 def _fit(text: str, budget: int) -> str:

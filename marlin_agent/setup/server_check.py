@@ -26,15 +26,15 @@ class ProbeResult(BaseModel):
 
 async def probe_server(settings: Settings) -> ProbeResult:
     from marlin_agent.marlin import MarlinClient
-    from marlin_agent.media.probe_clip import write_probe_clip
-    from marlin_agent.scan import caption_video
+    from marlin_agent.marlin.scan import caption_video
+    from marlin_agent.setup.check_clip import write_check_clip
 
     started = time.monotonic()
     async with MarlinClient(settings.server) as client:
         models = await client.served_models()
         if settings.server.model not in models:
             raise ModelNotServed(f"the server serves {', '.join(models) or 'no models'}, not {settings.server.model}")
-        clip = write_probe_clip(settings.cache_dir / "probe" / "probe.mp4")
+        clip = write_check_clip(settings.cache_dir / "probe" / "probe.mp4")
         result = await caption_video(clip, settings, client)
     if result.failures:
         failure = result.failures[0]

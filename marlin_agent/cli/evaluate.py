@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli import (
+from marlin_agent.cli.options import (
     ApiKeyOpt,
     BaseUrlOpt,
     ConcurrencyOpt,
@@ -18,11 +18,9 @@ from marlin_agent.cli import (
     JsonOpt,
     MediaOpt,
     ModelOpt,
-    _emit_json,
-    _progress_bar,
-    _run,
-    _settings,
+    settings_from,
 )
+from marlin_agent.cli.output import chunk_progress, emit_json, run
 from marlin_agent.errors import InputError
 
 eval_app = typer.Typer(help="Measure grounding, presence verification and search against any Marlin server.",
@@ -75,22 +73,22 @@ def grounding_command(
         raise typer.BadParameter("--mode is raw or agent")
 
     async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
         items = load_annotations(data, limit)
         if predictions is not None:
             return score_predictions(load_predictions(predictions), items, data.stem), settings
         folder = out or Path("eval-runs") / f"grounding-{data.stem}-{mode}"
-        with _progress_bar("grounding", not as_json) as progress:
+        with chunk_progress("grounding", not as_json) as progress:
             report = await run_grounding(items, _videos(videos), settings, mode, folder, data.stem, progress)
         return report, settings
 
-    report, settings = _run(as_json, work)
+    report, settings = run(as_json, work)
     figures = report.scores.row()
     if predictions is None:
         record(results, f"grounding/{data.stem}/{mode}", {**figures, "queries": report.scores.queries},
                {"kind": "grounding", **_about(settings)})
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
         return
     console = Console()
     console.print(_scores_table(f"{data.stem} · {report.mode} · {report.scores.queries} queries", figures))
@@ -117,13 +115,13 @@ def presence_command(
     from marlin_agent.evaluation.timelens import load_annotations
 
     async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
         cases = presence_cases(load_annotations(data, limit), data)
         folder = out or Path("eval-runs") / f"presence-{data.stem}"
-        with _progress_bar("presence", not as_json) as progress:
+        with chunk_progress("presence", not as_json) as progress:
             return await run_presence(cases, _videos(videos), settings, folder, data.stem, progress, fit), settings
 
-    report, settings = _run(as_json, work)
+    report, settings = run(as_json, work)
     if plot is not None:
         from marlin_agent.evaluation.plot import plot_presence
 
@@ -138,7 +136,7 @@ def presence_command(
     record(results, f"presence/{data.stem}", figures, {"kind": "presence", **_about(settings),
                                                        "verification": settings.verify.model})
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
         return
     console = Console()
     console.print(_scores_table(f"{data.stem}: {report.positives} present, {report.negatives} absent", figures))
@@ -168,16 +166,16 @@ def search_command(
     from marlin_agent.evaluation.timelens import load_annotations
 
     async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
         report = await run_search(load_annotations(data, limit), _videos(videos), settings, data.stem)
         return report, settings
 
-    report, settings = _run(as_json, work)
+    report, settings = run(as_json, work)
     figures = {**{f"video {k}": v for k, v in report.video_recall.items()},
                **{f"moment {k}": v for k, v in report.moment_recall.items()}, "queries": report.queries}
     record(results, f"search/{data.stem}", figures, {"kind": "search", **_about(settings)})
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
     else:
         Console().print(_scores_table(f"{data.stem} · {report.queries} queries", figures))
 
@@ -198,7 +196,7 @@ def extract_command(
     from marlin_agent.extraction.schema import load_schema
 
     async def work():
-        settings = _settings(base_url, api_key, model, media, concurrency, None,
+        settings = settings_from(base_url, api_key, model, media, concurrency, None,
                              **{"library.db": db, "planner.model": planner})
         loaded = load_schema(schema)
         folder = out or Path("eval-runs") / f"extract-{labels.stem}"
@@ -206,11 +204,11 @@ def extract_command(
                                         per=per)
         return report, settings
 
-    report, settings = _run(as_json, work)
+    report, settings = run(as_json, work)
     figures = {"valid rate": report.valid_rate, "field accuracy": report.field_accuracy, "rows": report.rows}
     record(results, f"extract/{report.suite}", figures, {"kind": "extract", **_about(settings)})
     if as_json:
-        _emit_json(report.model_dump(mode="json"))
+        emit_json(report.model_dump(mode="json"))
     else:
         Console().print(_scores_table(f"{report.suite} · {report.labelled} labelled rows",
                                       {**figures, **report.per_field}))

@@ -10,20 +10,12 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli import JsonOpt, _emit_json, _fail, _redact, app, stderr
+from marlin_agent.cli.options import JsonOpt
+from marlin_agent.cli.output import emit_json, fail, redact, secrets_of, stderr
 from marlin_agent.config import load_settings
 from marlin_agent.errors import InputError, MarlinAgentError
 
 _MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "skip": "[dim]skip[/]"}
-
-
-def _secrets(settings=None, *more: str | None) -> list[str]:
-    found = [s for s in more if s]
-    if settings is not None:
-        for key in (settings.server.api_key, settings.planner.api_key):
-            if key is not None:
-                found.append(key.get_secret_value())
-    return found
 
 
 def _ask_interactively(manager) -> tuple[str, dict]:
@@ -44,7 +36,6 @@ def _ask_interactively(manager) -> tuple[str, dict]:
     return "local", {"engine": engine}
 
 
-@app.command("setup")
 def setup_command(
     hosted: Annotated[bool, typer.Option("--hosted", help="Use a hosted OpenAI-compatible endpoint.")] = False,
     local: Annotated[Optional[str], typer.Option("--local", help="Install and run a local engine: vllm, sglang, mlx, cpu, or auto (what this machine suits).")] = None,
@@ -57,17 +48,17 @@ def setup_command(
 ) -> None:
     """Choose where Marlin runs (hosted or a local engine), test one request, store the choice."""
     from marlin_agent.engines import EngineManager
-    from marlin_agent.setup_flow import setup_hosted, setup_local
+    from marlin_agent.setup.flow import setup_hosted, setup_local
 
     if api_key == "-":
         api_key = sys.stdin.readline().strip()
     api_key = api_key or os.environ.get("MARLIN_API_KEY") or None
-    secrets = _secrets(None, api_key)
+    secrets = secrets_of(None, api_key)
     # Progress goes to stderr in every mode; stdout keeps to the one JSON document.
-    say = lambda message: stderr.print(f"[dim]{_redact(message, secrets)}[/]", highlight=False)  # noqa: E731
+    say = lambda message: stderr.print(f"[dim]{redact(message, secrets)}[/]", highlight=False)  # noqa: E731
     try:
         settings = load_settings()
-        secrets += _secrets(settings)
+        secrets += secrets_of(settings)
         manager = EngineManager(settings)
         if hosted and local:
             raise InputError("choose one: --hosted or --local")
@@ -79,7 +70,7 @@ def setup_command(
             mode, values = "local", {"engine": None if local == "auto" else local}
         elif not yes and sys.stdin.isatty():
             mode, values = _ask_interactively(manager)
-            secrets += _secrets(None, values.get("api_key"))
+            secrets += secrets_of(None, values.get("api_key"))
         else:
             raise InputError("setup needs a choice when it cannot ask",
                              hint="marlin-agent setup --hosted --base-url URL --api-key KEY --yes, "
@@ -88,16 +79,16 @@ def setup_command(
             result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
         else:
             result = setup_local(settings, values["engine"], skip_check, say)
-        from marlin_agent.setup_flow import shadowed
+        from marlin_agent.setup.flow import shadowed
 
         result.warnings = shadowed(result, load_settings())
     except MarlinAgentError as exc:
-        _fail(exc, as_json, secrets)
+        fail(exc, as_json, secrets)
     except typer.Abort:
         stderr.print("nothing changed")
         raise typer.Exit(1) from None
     if as_json:
-        _emit_json(result.model_dump(mode="json"), secrets)
+        emit_json(result.model_dump(mode="json"), secrets)
         return
     where = f"the {result.engine} engine at {result.base_url}" if result.mode == "local" else result.base_url
     Console().print(f"Marlin: {result.model} via {where}.")
@@ -110,13 +101,12 @@ def setup_command(
     Console().print("Next: marlin-agent ask \"when does …\" --in ./footage")
 
 
-@app.command("doctor")
 def doctor_command(
     no_start: Annotated[bool, typer.Option("--no-start", help="Do not start an installed local engine to test it.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
     """Check Python, media codecs, configuration, engine, server, model access, disk and index; say how to fix each failure."""
-    from marlin_agent.doctor import run_doctor
+    from marlin_agent.setup.doctor import run_doctor
 
     config_error = None
     try:
@@ -124,15 +114,15 @@ def doctor_command(
     except MarlinAgentError as exc:
         settings, config_error = None, exc
     report = run_doctor(settings, config_error, start_engine=not no_start)
-    secrets = _secrets(settings, os.environ.get("MARLIN_API_KEY"), os.environ.get("MARLIN_PLANNER_API_KEY"))
+    secrets = secrets_of(settings, os.environ.get("MARLIN_API_KEY"), os.environ.get("MARLIN_PLANNER_API_KEY"))
     if as_json:
-        _emit_json(report.model_dump(mode="json"), secrets)
+        emit_json(report.model_dump(mode="json"), secrets)
     else:
         table = Table(title="marlin-agent doctor")
         for column in ("check", "status", "detail", "fix"):
             table.add_column(column, overflow="fold")
         for check in report.checks:
-            table.add_row(check.name, _MARKS[check.status], _redact(check.detail, secrets),
-                          _redact(check.fix or "", secrets))
+            table.add_row(check.name, _MARKS[check.status], redact(check.detail, secrets),
+                          redact(check.fix or "", secrets))
         Console().print(table)
     raise typer.Exit(0 if report.ok else 1)

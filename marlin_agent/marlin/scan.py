@@ -20,6 +20,7 @@ from marlin_agent.domain import (
     Chunk,
     ChunkCaption,
     ChunkFailure,
+    ChunkProgress,
     Event,
     FindResult,
     StagedClip,
@@ -32,7 +33,6 @@ from marlin_agent.marlin.prompts import find_prompt
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
 
 T = TypeVar("T")
-Progress = Callable[[int, int], None]
 
 
 def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None, end: float | None = None) -> list[Chunk]:
@@ -50,7 +50,7 @@ class ChunkRunner:
     """Stage each chunk and ask the server about it; collect answers and failures."""
 
     def __init__(self, video: VideoInfo, settings: Settings, client: MarlinClient,
-                 on_progress: Progress | None = None) -> None:
+                 on_progress: ChunkProgress | None = None) -> None:
         self.video = video
         self.settings = settings
         self.client = client
@@ -164,7 +164,7 @@ def in_video_time(chunk: Chunk, caption: Caption) -> ChunkCaption:
 
 
 async def caption_video(path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
-                        end: float | None = None, on_progress: Progress | None = None) -> VideoCaption:
+                        end: float | None = None, on_progress: ChunkProgress | None = None) -> VideoCaption:
     """Caption every chunk of the video (or of ``[start, end]``) and merge in time order."""
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)
@@ -183,7 +183,7 @@ def _rank(candidate: Candidate) -> tuple:
 
 
 async def find_in_video(query: str, path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
-                        end: float | None = None, on_progress: Progress | None = None) -> FindResult:
+                        end: float | None = None, on_progress: ChunkProgress | None = None) -> FindResult:
     """Ground ``query`` in every chunk: one unverified candidate per chunk, best first."""
     find_prompt(query)  # refuse an unusable query before any footage is staged
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)

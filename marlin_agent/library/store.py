@@ -18,16 +18,15 @@ from __future__ import annotations
 import json
 import threading
 import warnings
-from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from pydantic import BaseModel
 
 from marlin_agent.domain import ChunkCaption, Record, VideoRef
-from marlin_agent.embeddings import Embedder
 from marlin_agent.errors import IndexMismatch, MissingDependency
-from marlin_agent.transcripts import Transcript
+from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.transcripts import Transcript
 
 SCHEMA_VERSION = "2"
 SEGMENT_KINDS = ("event", "scene", "transcript")
@@ -329,33 +328,26 @@ class Library:
 
     def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> list[SearchHit]:
         """Full text and vectors over scenes, events and speech, fused by reciprocal rank."""
-        if "segments" not in self._names() or (video_ids is not None and not video_ids):
+        if not query.strip() or "segments" not in self._names() or (video_ids is not None and not video_ids):
             return []
         table = self._table("segments")
         where = f"video_id IN ({_quote_ids(video_ids)})" if video_ids else None
+        from lancedb.rerankers import RRFReranker
+
         depth = max(20, 3 * k)
-        columns = ["id", "video_id", "kind", "start", "end", "text"]
         probes = self._probes()
 
-        def lexical() -> list[dict]:
-            search = table.search(query, query_type="fts", fts_columns="text")
-            search = search.where(where, prefilter=True) if where else search
-            return search.select([*columns, "_score"]).limit(depth).to_arrow().to_pylist()
-
-        # The full-text query runs on another thread while this one embeds and scans vectors.
-        with ThreadPoolExecutor(1) as pool:
-            words = pool.submit(lexical)
-            semantic = table.search(self.embedder.embed([query])[0], vector_column_name="vector").nprobes(probes)
-            semantic = semantic.where(where, prefilter=True) if where else semantic
-            by_vector = semantic.select([*columns, "_distance"]).limit(depth).to_arrow().to_pylist()
-            by_text = words.result()
-        fused: dict[str, float] = {}
-        rows: dict[str, dict] = {}
-        for ranking in (by_vector, by_text):
-            for rank, row in enumerate(ranking):
-                fused[row["id"]] = fused.get(row["id"], 0.0) + 1.0 / (_RRF_K + rank + 1)
-                rows[row["id"]] = row
-        best = sorted(fused, key=fused.get, reverse=True)[:k]
+        # LanceDB runs both halves and fuses them by reciprocal rank; each half contributes its
+        # top ``depth``, so a moment ranked well by only one of them still reaches the top k.
+        hybrid = (table.search(query_type="hybrid", vector_column_name="vector", fts_columns="text")
+                  .vector(self.embedder.embed([query])[0]).text(query).nprobes(probes)
+                  .rerank(RRFReranker(K=_RRF_K)).limit(depth))
+        hybrid = hybrid.where(where, prefilter=True) if where else hybrid
+        # No select(): naming columns makes LanceDB 0.40 log a deprecation warning per query.
+        found = hybrid.to_arrow().to_pylist()[:k]
+        rows = {row["id"]: row for row in found}
+        fused = {row["id"]: row["_relevance_score"] for row in found}
+        best = list(rows)
         videos = self._video_refs({rows[i]["video_id"] for i in best})
         return [
             SearchHit(video=videos.get(rows[i]["video_id"]) or VideoRef(id=rows[i]["video_id"], path="", title=""),

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import html
 import os
-import re
 import threading
 import uuid
 from pathlib import Path
@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from marlin_agent.domain import VideoInfo
-from marlin_agent.errors import MissingDependency, VideoUnreadable
+from marlin_agent.errors import InputError, MissingDependency, VideoUnreadable
 
 SAMPLE_RATE = 16_000
 
@@ -153,39 +153,29 @@ class Transcriber:
         return Transcript(source=self.label if heard_anything else "none", language=language, lines=lines)
 
 
-_VTT_TIME = re.compile(r"(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})\s*-->\s*(?:(\d+):)?(\d{1,2}):(\d{2})[.,](\d{3})")
-_TAGS = re.compile(r"<[^>]+>")
-
-
-def _seconds(h: str | None, m: str, s: str, ms: str) -> float:
-    return int(h or 0) * 3600 + int(m) * 60 + int(s) + int(ms) / 1000
+class SubtitlesUnreadable(InputError):
+    code = "subtitles_unreadable"
+    default_hint = "The speech is transcribed from the audio instead."
 
 
 def parse_subtitles(path: Path) -> Transcript:
-    """WebVTT or SRT cues as transcript lines; rolling auto-captions are de-duplicated."""
+    """WebVTT or SRT cues as transcript lines (tags and entities resolved); rolling
+    auto-captions, which repeat a line in the next cue as the next words arrive, are de-duplicated."""
+    try:
+        import webvtt
+        from webvtt.errors import MalformedCaptionError, MalformedFileError
+    except ImportError as exc:
+        raise MissingDependency("reading subtitles needs webvtt-py", hint="pip install 'marlin-agent[youtube]'") from exc
+    try:
+        cues = webvtt.from_srt(str(path)) if path.suffix.lower() == ".srt" else webvtt.read(str(path))
+    except (MalformedFileError, MalformedCaptionError, UnicodeDecodeError) as exc:
+        raise SubtitlesUnreadable(f"{path.name} is not readable WebVTT or SRT: {exc}") from exc
     lines: list[TranscriptLine] = []
-    cue_time = None
-    buffer: list[str] = []
-
-    def flush() -> None:
-        if cue_time and buffer:
-            text = " ".join(_TAGS.sub("", b).strip() for b in buffer if b.strip())
-            if text and not (lines and lines[-1].text == text):
-                lines.append(TranscriptLine(start=cue_time[0], end=cue_time[1], text=text))
-
-    for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-        match = _VTT_TIME.search(raw)
-        if match:
-            flush()
-            g = match.groups()
-            cue_time = (_seconds(*g[0:4]), _seconds(*g[4:8]))
-            buffer = []
-        elif not raw.strip():
-            flush()
-            cue_time, buffer = None, []
-        elif cue_time is not None:
-            buffer.append(raw)
-    flush()
+    for cue in cues:
+        text = " ".join(html.unescape(line).strip() for line in cue.text.splitlines() if line.strip())
+        if text and not (lines and lines[-1].text == text):
+            lines.append(TranscriptLine(start=cue.start_time.in_milliseconds() / 1000,
+                                        end=cue.end_time.in_milliseconds() / 1000, text=text))
     return Transcript(source="subtitles", lines=lines)
 
 

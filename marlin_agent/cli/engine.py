@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
 from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli import JsonOpt, _emit_json, _run, stderr
+from marlin_agent.cli.options import JsonOpt
+from marlin_agent.cli.output import emit_json, run_blocking, say
 from marlin_agent.config import load_settings
 
 engine_app = typer.Typer(help="Local engines (vLLM, SGLang, MLX, CPU), each in its own environment under $MARLIN_HOME.",
@@ -31,26 +31,14 @@ def _role(role: str) -> str:
     return role
 
 
-def _say():
-    """Progress for long installs and starts: always on stderr, so --json keeps stdout to one document."""
-    return lambda message: stderr.print(f"[dim]{message}[/]", highlight=False)
-
-
-def _sync(as_json: bool, work):
-    async def run():
-        return await asyncio.to_thread(work)
-
-    return _run(as_json, run)
-
-
 @engine_app.command("install")
 def install_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
     """Install an engine into its own virtual environment (never into yours)."""
     manager = _manager()
     name = engine or manager.default_engine()
-    venv = _sync(as_json, lambda: manager.install(name, _say()))
+    venv = run_blocking(as_json, lambda: manager.install(name, say))
     if as_json:
-        _emit_json({"engine": name, "installed": True, "venv": str(venv)})
+        emit_json({"engine": name, "installed": True, "venv": str(venv)})
     else:
         Console().print(f"{name} installed in {venv}. Start it with: marlin-agent engine start {name}")
 
@@ -60,9 +48,9 @@ def uninstall_command(engine: Annotated[str, typer.Argument(help="vllm, sglang, 
                       as_json: JsonOpt = False) -> None:
     """Stop an engine and delete its environment (several GB); downloaded weights stay in the Hugging Face cache."""
     manager = _manager()
-    removed = _sync(as_json, lambda: manager.uninstall(engine))
+    removed = run_blocking(as_json, lambda: manager.uninstall(engine))
     if as_json:
-        _emit_json({"engine": engine, "removed": removed})
+        emit_json({"engine": engine, "removed": removed})
     else:
         Console().print(f"{engine} removed from {manager.folder(engine)}" if removed else f"{engine} was not installed")
 
@@ -77,9 +65,9 @@ def start_command(
     """Start an engine in the background and wait until it answers (the first start downloads the weights)."""
     manager = _manager()
     name = engine or manager.default_engine()
-    state = _sync(as_json, lambda: manager.start(name, _role(role), model, port, progress=_say()))
+    state = run_blocking(as_json, lambda: manager.start(name, _role(role), model, port, progress=say))
     if as_json:
-        _emit_json(manager.status(name, state.role).model_dump(mode="json"))
+        emit_json(manager.status(name, state.role).model_dump(mode="json"))
     else:
         Console().print(f"{name} ({state.role}) serving {state.model} at {state.base_url} (pid {state.pid}); "
                         f"log: {state.log}")
@@ -90,9 +78,9 @@ def stop_command(engine: EngineArg = None, role: RoleOpt = "marlin", as_json: Js
     """Stop a running engine."""
     manager = _manager()
     name = engine or manager.default_engine()
-    stopped = _sync(as_json, lambda: manager.stop(name, _role(role)))
+    stopped = run_blocking(as_json, lambda: manager.stop(name, _role(role)))
     if as_json:
-        _emit_json({"engine": name, "role": role, "stopped": stopped})
+        emit_json({"engine": name, "role": role, "stopped": stopped})
     else:
         Console().print(f"{name} ({role}) stopped" if stopped else f"{name} ({role}) was not running")
 
@@ -104,10 +92,10 @@ def status_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
 
     manager = _manager()
     names = [engine] if engine else list(RECIPES)
-    statuses = _sync(as_json, lambda: [manager.status(n, r) for n in names for r in ("marlin", "planner")
+    statuses = run_blocking(as_json, lambda: [manager.status(n, r) for n in names for r in ("marlin", "planner")
                                        if r == "marlin" or manager.state(n, r) is not None])
     if as_json:
-        _emit_json({"platform": manager.platform.model_dump(), "default": manager.default_engine(),
+        emit_json({"platform": manager.platform.model_dump(), "default": manager.default_engine(),
                     "engines": [s.model_dump(mode="json") for s in statuses]})
         return
     table = Table(title=f"Engines ({manager.platform.describe()}; default {manager.default_engine()})")
@@ -128,4 +116,4 @@ def logs_command(
     """The end of an engine's server (or install) log."""
     manager = _manager()
     name = engine or manager.default_engine()
-    print(_sync(False, lambda: manager.logs(name, _role(role), lines, install)))
+    print(run_blocking(False, lambda: manager.logs(name, _role(role), lines, install)))

@@ -96,7 +96,7 @@ def _index(settings: Settings) -> Check:
     if "://" not in uri and not Path(uri).exists():
         return Check(name="index", status="ok", detail=f"no index yet at {uri} (the first index run creates it)")
     try:
-        from marlin_agent.indexer import open_library
+        from marlin_agent.library.indexer import open_library
 
         library = open_library(settings)
         videos = library.list_videos()
@@ -149,7 +149,7 @@ def _engine(settings: Settings, start: bool) -> tuple[Check | None, Settings]:
 
 def _server(settings: Settings) -> list[Check]:
     """Reachable, serving the model, and answering a video request."""
-    from marlin_agent.probe import probe_server
+    from marlin_agent.setup.server_check import probe_server
 
     where = settings.server.base_url
     try:
@@ -175,7 +175,7 @@ def _planner(settings: Settings) -> Check:
     if not planner.enabled:
         return Check(name="planner", status="ok", detail="the pipeline planner (no LLM); --planner MODEL adds one")
     try:
-        from marlin_agent.planners.llm_model import planner_model
+        from marlin_agent.chat_model import planner_model
 
         planner_model(planner)
     except MarlinAgentError as exc:

@@ -26,7 +26,7 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
 
     The verification model is made ready first: without it no answer can be trusted, and a
     missing one should fail in seconds, not after indexing a folder."""
-    from marlin_agent.indexer import index_inputs, open_library
+    from marlin_agent.library.indexer import index_inputs, open_library
     from marlin_agent.verification.entailment import entailment_model
 
     await asyncio.to_thread(entailment_model, settings.verify, settings.cache_dir)
@@ -45,8 +45,8 @@ def make_planner(settings: Settings, tools: Toolbox, planner_model=None):
     """The LLM planner when a model is given or configured, else the pipeline planner."""
     if planner_model is None and not settings.planner.enabled:
         return PipelinePlanner(settings, tools)
+    from marlin_agent.chat_model import planner_model as build_model
     from marlin_agent.planners.llm import LLMPlanner
-    from marlin_agent.planners.llm_model import planner_model as build_model
 
     tools.marlin_budget = settings.planner.max_marlin_calls
     return LLMPlanner(settings, tools, planner_model if planner_model is not None else build_model(settings.planner))
@@ -124,7 +124,7 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
     """
     t = time.monotonic()
     if planner_model is None and settings.planner.enabled:
-        from marlin_agent.planners.llm_model import planner_model as build_model
+        from marlin_agent.chat_model import planner_model as build_model
 
         build_model(settings.planner)  # a misconfigured planner fails before any indexing
     async with _session(inputs, settings, on_progress) as (library, client, report):

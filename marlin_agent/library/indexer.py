@@ -20,16 +20,22 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Caption, Chunk, VideoInfo
-from marlin_agent.embeddings import Embedder
-from marlin_agent.errors import IndexBusy, MarlinAgentError, ServerNotConfigured
-from marlin_agent.library import Library, VideoRecord, chunk_id
+from marlin_agent.errors import IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
+from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.store import Library, VideoRecord, chunk_id
+from marlin_agent.library.transcripts import (
+    SubtitlesUnreadable,
+    Transcriber,
+    Transcript,
+    cached_transcript,
+    parse_subtitles,
+)
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import PROMPT_VERSION
-from marlin_agent.media.probe import probe_video
+from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.media.download import download_url
+from marlin_agent.media.probe import probe_video
 from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
-from marlin_agent.scan import ChunkRunner, chunks_for, in_video_time
-from marlin_agent.transcripts import Transcriber, Transcript, cached_transcript, parse_subtitles
 
 # Videos worked on at once; each still shares the client's request limit.
 _VIDEOS_IN_FLIGHT = 4
@@ -98,7 +104,7 @@ class Indexer:
 
         await asyncio.gather(*(one(source) for source in sources))
         await asyncio.to_thread(self.library.optimize)
-        self.report.marlin_calls = self.client.usage.calls if self.client else 0
+        self.report.marlin_calls = self.client.usage.marlin_calls if self.client else 0
         self.report.seconds = round(time.monotonic() - started, 2)
         self.report.minutes_of_footage = round(self.report.minutes_of_footage, 2)
         return self.report
@@ -109,7 +115,10 @@ class Indexer:
 
     async def _transcript(self, source: SourceVideo, video: VideoInfo) -> Transcript | None:
         if source.subtitles is not None:
-            return await asyncio.to_thread(parse_subtitles, source.subtitles)
+            try:
+                return await asyncio.to_thread(parse_subtitles, source.subtitles)
+            except (SubtitlesUnreadable, MissingDependency):
+                pass  # hear it instead: a broken subtitle file is no reason to go without speech
         if self.transcriber is None:
             return None
         async with self._transcribing:

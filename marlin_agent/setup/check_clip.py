@@ -8,7 +8,7 @@ import av
 import numpy as np
 
 
-def write_probe_clip(path: Path, seconds: float = 4.0, fps: int = 8) -> Path:
+def write_check_clip(path: Path, seconds: float = 4.0, fps: int = 8) -> Path:
     """A white square crossing a dark background: enough for any video model to describe."""
     if path.is_file():
         return path

@@ -1,0 +1,130 @@
+"""Commands over the footage library: `index`, `search`, `ask`, `extract`."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+from rich.console import Console
+
+from marlin_agent.cli.options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    ChunkOpt,
+    ConcurrencyOpt,
+    DbOpt,
+    JsonOpt,
+    MediaOpt,
+    ModelOpt,
+    NoTranscribeOpt,
+    served,
+    settings_from,
+)
+from marlin_agent.cli.output import emit_json, index_progress, run, say
+
+
+def library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, work, dump: dict, show,
+                    more: dict | None = None, needs_server: bool = True) -> None:
+    """Shared body of the commands that work on the library: settings, progress, output."""
+
+    async def body():
+        settings = settings_from(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None},
+                                 **(more or {}))
+        if needs_server:
+            settings = await served(settings, say)
+        with index_progress(not as_json) as progress:
+            return await work(settings, progress)
+
+    result = run(as_json, body)
+    if as_json:
+        emit_json(result.model_dump(mode="json", **dump))
+    else:
+        show(Console(), result)
+
+
+def index_command(
+    sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
+    from marlin_agent.cli.render import show_index_report
+    from marlin_agent.library.indexer import index_inputs
+
+    library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: index_inputs(sources, settings, on_progress=progress), {}, show_index_report,
+    )
+
+
+def search_command(
+    query: Annotated[str, typer.Argument(help="What to look for, in words.", show_default=False)],
+    within: Annotated[Optional[list[str]], typer.Option("--in", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
+    k: Annotated[int, typer.Option("-k", "--limit", min=1, max=200, help="How many moments to return.")] = 10,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Search indexed footage: events, scenes and speech, by words and by meaning."""
+    from marlin_agent.app.search import search_footage
+    from marlin_agent.cli.render import show_search
+
+    library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: search_footage(query, settings, within, k, progress),
+        {"include": {"query", "results"}}, show_search, needs_server=bool(within),
+    )
+
+
+def ask_command(
+    question: Annotated[str, typer.Argument(help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
+    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
+    clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
+    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
+    planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
+    from marlin_agent.app.ask import ask
+    from marlin_agent.cli.render import show_answer
+
+    library_command(
+        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        lambda settings, progress: ask(question, within, settings, progress, clips, sheet), {}, show_answer,
+        more={"agent.threshold": threshold, "planner.model": planner},
+    )
+
+
+def extract_command(
+    schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
+    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
+    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
+    per: Annotated[str, typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
+    planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
+    instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
+    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
+    from marlin_agent.cli.render import show_extract
+    from marlin_agent.extraction.job import extract
+    from marlin_agent.extraction.schema import load_schema
+
+    if per not in ("video", "chunk"):
+        raise typer.BadParameter("--per is video or chunk")
+
+    async def work(settings, progress):
+        loaded = load_schema(schema)
+        target = output or Path(f"{loaded.name}.jsonl")
+        return await extract(loaded, within, settings, target, per=per, instructions=instructions,
+                             retry_failed=retry_failed, on_progress=progress)
+
+    library_command(as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe, work,
+                    {}, show_extract, more={"planner.model": planner})

@@ -1,0 +1,77 @@
+"""The `marlin-agent` command: the app, its version flag, and which module serves which command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from marlin_agent.cli import engine, evaluate, footage, setup, video
+from marlin_agent.cli.options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    ChunkOpt,
+    ConcurrencyOpt,
+    DbOpt,
+    MediaOpt,
+    ModelOpt,
+    settings_from,
+)
+from marlin_agent.cli.output import stderr
+from marlin_agent.errors import MarlinAgentError
+from marlin_agent.version import __version__
+
+app = typer.Typer(
+    name="marlin-agent",
+    help="Ask questions of your footage with Marlin-2B: captions, grounded moments, evidence.",
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    add_completion=False,
+)
+
+
+def _version(value: bool) -> None:
+    if value:
+        print(f"marlin-agent {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main(
+    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+) -> None:
+    """Ask questions of your footage with Marlin-2B."""
+
+
+def mcp_command(
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
+    db: DbOpt = None,
+    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
+    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+) -> None:
+    """Serve the tools (ask, search, find, caption, index, extract, list_videos) over MCP on stdio."""
+    try:
+        from marlin_agent.mcp_server import serve_stdio
+    except ImportError as exc:
+        stderr.print(f"[bold red]error:[/] the MCP server needs the mcp extra ({exc.name} is missing)")
+        stderr.print("[dim]hint:[/] pip install 'marlin-agent[mcp]'")
+        raise typer.Exit(2) from None
+    try:
+        settings = settings_from(base_url, api_key, model, media, concurrency, chunk_seconds, **{"library.db": db})
+    except MarlinAgentError as exc:
+        stderr.print(f"[bold red]error:[/] {exc.message}")
+        raise typer.Exit(exc.exit_code) from None
+    serve_stdio(settings, [str(r) for r in roots] if roots else None)
+
+
+# The order here is the order `--help` lists them in.
+for name, command in (
+    ("caption", video.caption_command), ("describe", video.describe_command), ("find", video.find_command),
+    ("index", footage.index_command), ("search", footage.search_command), ("ask", footage.ask_command),
+    ("extract", footage.extract_command), ("mcp", mcp_command),
+    ("setup", setup.setup_command), ("doctor", setup.doctor_command),
+):
+    app.command(name)(command)
+app.add_typer(evaluate.eval_app, name="eval")
+app.add_typer(engine.engine_app, name="engine")

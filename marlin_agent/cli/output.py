@@ -1,0 +1,116 @@
+"""What the commands write: one JSON document on stdout, everything else on stderr.
+
+Errors become a JSON error document (``--json``) or a message and hint, and an exit code;
+keys the user gave are never echoed back.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from collections.abc import Awaitable, Callable
+from contextlib import contextmanager
+from typing import Any
+
+import typer
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from marlin_agent.domain import SCHEMA_VERSION
+from marlin_agent.errors import MarlinAgentError
+
+stderr = Console(stderr=True)
+
+
+def say(message: str) -> None:
+    """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
+    stderr.print(f"[dim]{message}[/]", highlight=False)
+
+
+def secrets_of(settings=None, *more: str | None) -> list[str]:
+    """The keys in ``settings`` and ``more``: what output must never show."""
+    found = [s for s in more if s]
+    if settings is not None:
+        for key in (settings.server.api_key, settings.planner.api_key):
+            if key is not None:
+                found.append(key.get_secret_value())
+    return found
+
+
+def redact(text: str, secrets: list[str] | None) -> str:
+    """``text`` with each of ``secrets`` (keys) replaced by ***."""
+    for secret in secrets or ():
+        if secret and len(secret) >= 4:
+            text = text.replace(secret, "***")
+    return text
+
+
+def emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> None:
+    """One JSON document on stdout; any of ``secrets`` in it is replaced by ***."""
+    text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
+    sys.stdout.write(redact(text, secrets) + "\n")
+    sys.stdout.flush()
+
+
+def fail(exc: MarlinAgentError, as_json: bool, secrets: list[str] | None = None):
+    """Report ``exc`` (a JSON error document, or a message and hint on stderr) and exit with its code."""
+    if as_json:
+        emit_json({"error": exc.to_dict()}, secrets)
+    else:
+        stderr.print(f"[bold red]error:[/] {redact(exc.message, secrets)}")
+        if exc.hint:
+            stderr.print(f"[dim]hint:[/] {redact(exc.hint, secrets)}")
+    raise typer.Exit(exc.exit_code) from None
+
+
+def run(as_json: bool, work: Callable[[], Awaitable[Any]]) -> Any:
+    """Run ``work``; turn our errors into a JSON error or a one-line message and an exit code."""
+    try:
+        return asyncio.run(work())
+    except MarlinAgentError as exc:
+        fail(exc, as_json)
+    except KeyboardInterrupt:
+        stderr.print("interrupted")
+        raise typer.Exit(130) from None
+
+
+def run_blocking(as_json: bool, work: Callable[[], Any]) -> Any:
+    """``run`` for blocking work (installs, starts): it runs on a thread, errors reported the same way."""
+
+    async def threaded():
+        return await asyncio.to_thread(work)
+
+    return run(as_json, threaded)
+
+
+@contextmanager
+def chunk_progress(label: str, enabled: bool):
+    """A progress bar over chunks on stderr; ``None`` when stderr is not a terminal."""
+    if not enabled or not stderr.is_terminal:
+        yield None
+        return
+    columns = (TextColumn(label), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        task = progress.add_task(label, total=None)
+        yield lambda done, total: progress.update(task, completed=done, total=total)
+
+
+@contextmanager
+def index_progress(enabled: bool):
+    """Overall and per-video bars for indexing runs, on stderr when it is a terminal."""
+    if not enabled or not stderr.is_terminal:
+        yield None
+        return
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, console=stderr, transient=True) as progress:
+        overall = progress.add_task("all chunks", total=None)
+        per_video: dict[str, int] = {}
+
+        def update(event) -> None:
+            progress.update(overall, completed=event.overall_done, total=event.overall_total)
+            if event.video not in per_video:
+                per_video[event.video] = progress.add_task(f"  {event.video}", total=event.video_total)
+            progress.update(per_video[event.video], completed=event.video_done)
+
+        yield update

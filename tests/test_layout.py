@@ -1,0 +1,131 @@
+"""The shape of the package, as ARCHITECTURE.md describes it: checked, not hoped for."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import pkgutil
+import re
+import subprocess
+import sys
+import tomllib
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import grimp
+import pytest
+from packaging.requirements import Requirement
+
+import marlin_agent
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# Code paths that reach these extras do so lazily and raise MissingDependency with the
+# install hint when they are absent (no speech, no URLs, no contact sheet, the pipeline
+# planner instead of an LLM): any feature may use them without requiring them.
+OPTIONAL_EXTRAS = {"transcripts", "youtube", "sheet", "planner"}
+
+# What each extra promises to make work on its own (with the core dependencies).
+EXTRA_ENTRY_POINTS = {
+    "library": ["marlin_agent.library.indexer", "marlin_agent.app.search", "marlin_agent.app.ask"],
+    "extract": ["marlin_agent.extraction.job"],
+    "mcp": ["marlin_agent.mcp_server"],
+    "planner": ["marlin_agent.planners.llm"],
+}
+
+
+def _modules() -> list[str]:
+    return ["marlin_agent"] + [m.name for m in pkgutil.walk_packages(marlin_agent.__path__, "marlin_agent.")]
+
+
+def test_every_module_imports_on_its_own_in_a_fresh_interpreter():
+    def imports_alone(name: str) -> tuple[str, str]:
+        run = subprocess.run([sys.executable, "-c", f"import {name}"], capture_output=True, text=True, cwd=ROOT)
+        return name, "" if run.returncode == 0 else (run.stderr.strip().splitlines() or ["exit code only"])[-1]
+
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        failures = {name: error for name, error in pool.map(imports_alone, _modules()) if error}
+    assert len(_modules()) > 60
+    assert failures == {}
+
+
+def test_importing_the_package_or_the_cli_loads_no_heavy_dependency():
+    probe = ("import sys, marlin_agent, marlin_agent.cli.main; "
+             "print(sorted(m for m in ('lancedb', 'torch', 'onnxruntime', 'pydantic_ai', 'mcp', 'faster_whisper') "
+             "if m in sys.modules))")
+    loaded = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, check=True, cwd=ROOT)
+    assert loaded.stdout.strip() == "[]"
+
+
+def test_the_import_contracts_hold():
+    """Layers point one way, the planners stay independent, and no sibling modules form a cycle."""
+    lint_imports = Path(sys.executable).with_name("lint-imports")  # the command .ci/run runs too
+    run = subprocess.run([str(lint_imports), "--no-cache"], capture_output=True, text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+    assert "BROKEN" not in run.stdout and " KEPT" in run.stdout
+
+
+def _extras() -> tuple[list[Requirement], dict[str, list[Requirement]]]:
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    return ([Requirement(r) for r in project["dependencies"]],
+            {name: [Requirement(r) for r in reqs] for name, reqs in project["optional-dependencies"].items()})
+
+
+def _distributions(requirements: list[Requirement], extras: dict[str, list[Requirement]]) -> set[str]:
+    """Every distribution ``requirements`` install, following our own extras and installed metadata."""
+    seen: set[str] = set()
+    todo = list(requirements)
+    while todo:
+        requirement = todo.pop()
+        name = _normal(requirement.name)
+        if name == "marlin-agent":
+            for extra in requirement.extras:
+                todo += extras[extra]
+            continue
+        key = f"{name}[{','.join(sorted(requirement.extras))}]"
+        if key in seen:
+            continue
+        seen |= {key, name}
+        try:
+            requires = importlib.metadata.requires(name) or []
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        for line in requires:
+            dependency = Requirement(line)
+            marker = dependency.marker
+            if marker is None or any(marker.evaluate({"extra": e}) for e in requirement.extras or {""}):
+                todo.append(dependency)
+    return {s for s in seen if "[" not in s}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+@pytest.mark.parametrize("extra", sorted(EXTRA_ENTRY_POINTS))
+def test_each_extra_installs_everything_its_code_imports(extra):
+    core, extras = _extras()
+    # An optional extra lends its own packages, not the extras it pulls in itself.
+    optional = [r for o in OPTIONAL_EXTRAS for r in extras[o] if _normal(r.name) != "marlin-agent"]
+    allowed = _distributions(core + extras[extra] + optional, extras)
+    graph = grimp.build_graph("marlin_agent", include_external_packages=True)
+    providers = importlib.metadata.packages_distributions()
+    missing: dict[str, list[str]] = {}
+    for entry in EXTRA_ENTRY_POINTS[extra]:
+        for module in graph.find_upstream_modules(entry) | {entry}:
+            if module.startswith("marlin_agent") or module in sys.stdlib_module_names:
+                continue
+            dists = {_normal(d) for d in providers.get(module, [module])}
+            if not dists & allowed:
+                missing.setdefault(module, []).append(entry)
+    assert missing == {}, f"[{extra}] does not install what these import: {missing}"
+
+
+def test_architecture_md_and_the_readme_name_every_package_and_root_module():
+    architecture = (ROOT / "ARCHITECTURE.md").read_text()
+    readme = (ROOT / "README.md").read_text()
+    package = ROOT / "marlin_agent"
+    names = [f"{p.name}/" for p in package.iterdir() if (p / "__init__.py").is_file()]
+    names += [p.name for p in package.glob("*.py") if p.name not in ("__init__.py", "__main__.py")]
+    assert len(names) > 15
+    assert [n for n in names if f"`{n}`" not in architecture and f"`{n}" not in architecture] == []
+    assert [n for n in names if n not in readme] == []
