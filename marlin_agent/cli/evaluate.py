@@ -11,14 +11,10 @@ from rich.console import Console
 from rich.table import Table
 
 from marlin_agent.cli.options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    ConcurrencyOpt,
     DbOpt,
     JsonOpt,
-    MediaOpt,
-    ModelOpt,
-    settings_from,
+    ServerFlags,
+    takes_server_flags,
 )
 from marlin_agent.cli.output import chunk_progress, emit_json, run
 from marlin_agent.errors import InputError
@@ -56,13 +52,13 @@ def _scores_table(title: str, figures: dict) -> Table:
 
 
 @eval_app.command("grounding")
+@takes_server_flags
 def grounding_command(
     data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None,
     predictions: Annotated[Optional[Path], typer.Option("--predictions", help="Score this results file instead of running anything.")] = None,
     mode: Annotated[str, typer.Option("--mode", help="raw: Marlin find as the product chunks it; agent: find --verify.")] = "raw",
-    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
+
 ) -> None:
     """R1@0.3/0.5/0.7 and mIoU with TimeLens-Bench's own definitions."""
     from marlin_agent.evaluation.grounding import run_grounding, score_predictions
@@ -73,7 +69,7 @@ def grounding_command(
         raise typer.BadParameter("--mode is raw or agent")
 
     async def work():
-        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = server.settings(**{"library.db": db})
         items = load_annotations(data, limit)
         if predictions is not None:
             return score_predictions(load_predictions(predictions), items, data.stem), settings
@@ -99,11 +95,11 @@ def grounding_command(
 
 
 @eval_app.command("presence")
+@takes_server_flags
 def presence_command(
     data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, out: OutOpt = None,
-    results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+    results: ResultsOpt = RESULTS, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
+
     fit: Annotated[bool, typer.Option("--fit", help="Learn verification weights and a threshold from this run "
                                       "(use a calibration suite, then check them on another).")] = False,
     plot: Annotated[Optional[Path], typer.Option("--plot", help="Draw precision and recall against the threshold "
@@ -115,7 +111,7 @@ def presence_command(
     from marlin_agent.evaluation.timelens import load_annotations
 
     async def work():
-        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = server.settings(**{"library.db": db})
         cases = presence_cases(load_annotations(data, limit), data)
         folder = out or Path("eval-runs") / f"presence-{data.stem}"
         with chunk_progress("presence", not as_json) as progress:
@@ -155,10 +151,10 @@ def presence_command(
 
 
 @eval_app.command("search")
+@takes_server_flags
 def search_command(
-    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
+
 ) -> None:
     """Recall@1/5/10 of the right video and of a moment overlapping the true span."""
     from marlin_agent.evaluation.results import record
@@ -166,7 +162,7 @@ def search_command(
     from marlin_agent.evaluation.timelens import load_annotations
 
     async def work():
-        settings = settings_from(base_url, api_key, model, media, concurrency, None, **{"library.db": db})
+        settings = server.settings(**{"library.db": db})
         report = await run_search(load_annotations(data, limit), _videos(videos), settings, data.stem)
         return report, settings
 
@@ -181,14 +177,14 @@ def search_command(
 
 
 @eval_app.command("extract")
+@takes_server_flags
 def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='The JSON Schema rows are filled with (or "marlin").')],
     labels: Annotated[Path, typer.Option("--labels", help='Labelled rows, JSON lines: {"video_id", "data", ["start", "end"]}.')],
     videos: VideosOpt = None, per: Annotated[str, typer.Option("--per", help="video or chunk, as the labels are.")] = "video",
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema.")] = None,
-    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, db: DbOpt = None,
+    out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
+
 ) -> None:
     """Schema-valid rate and field accuracy of extraction against labelled rows."""
     from marlin_agent.evaluation.extraction import load_labels, run_extract_eval
@@ -196,8 +192,7 @@ def extract_command(
     from marlin_agent.extraction.schema import load_schema
 
     async def work():
-        settings = settings_from(base_url, api_key, model, media, concurrency, None,
-                             **{"library.db": db, "planner.model": planner})
+        settings = server.settings(**{"library.db": db, "planner.model": planner})
         loaded = load_schema(schema)
         folder = out or Path("eval-runs") / f"extract-{labels.stem}"
         report = await run_extract_eval(loaded, load_labels(labels), _videos(videos), settings, folder, labels.stem,

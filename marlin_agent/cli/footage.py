@@ -9,28 +9,23 @@ import typer
 from rich.console import Console
 
 from marlin_agent.cli.options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    ChunkOpt,
-    ConcurrencyOpt,
     DbOpt,
     JsonOpt,
-    MediaOpt,
-    ModelOpt,
     NoTranscribeOpt,
+    ServerFlags,
     served,
-    settings_from,
+    takes_server_flags,
 )
 from marlin_agent.cli.output import emit_json, index_progress, run, say
 
 
-def library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, work, dump: dict, show,
+def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool, work, dump: dict, show,
                     more: dict | None = None, needs_server: bool = True) -> None:
     """Shared body of the commands that work on the library: settings, progress, output."""
 
     async def body():
-        settings = settings_from(*flags, **{"library.db": db, "library.transcribe": False if no_transcribe else None},
-                                 **(more or {}))
+        settings = server.settings(**{"library.db": db, "library.transcribe": False if no_transcribe else None},
+                                   **(more or {}))
         if needs_server:
             settings = await served(settings, say)
         with index_progress(not as_json) as progress:
@@ -43,41 +38,40 @@ def library_command(as_json: bool, flags: tuple, db, no_transcribe: bool, work, 
         show(Console(), result)
 
 
+@takes_server_flags
 def index_command(
     sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
-    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
     from marlin_agent.cli.render import show_index_report
     from marlin_agent.library.indexer import index_inputs
 
     library_command(
-        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        as_json, server, db, no_transcribe,
         lambda settings, progress: index_inputs(sources, settings, on_progress=progress), {}, show_index_report,
     )
 
 
+@takes_server_flags
 def search_command(
     query: Annotated[str, typer.Argument(help="What to look for, in words.", show_default=False)],
     within: Annotated[Optional[list[str]], typer.Option("--in", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=200, help="How many moments to return.")] = 10,
-    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Search indexed footage: events, scenes and speech, by words and by meaning."""
     from marlin_agent.app.search import search_footage
     from marlin_agent.cli.render import show_search
 
     library_command(
-        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        as_json, server, db, no_transcribe,
         lambda settings, progress: search_footage(query, settings, within, k, progress),
         {"include": {"query", "results"}}, show_search, needs_server=bool(within),
     )
 
 
+@takes_server_flags
 def ask_command(
     question: Annotated[str, typer.Argument(help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
     within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
@@ -85,21 +79,20 @@ def ask_command(
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
     clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
-    planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None, *, server: ServerFlags,
 ) -> None:
     """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
     from marlin_agent.app.ask import ask
     from marlin_agent.cli.render import show_answer
 
     library_command(
-        as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe,
+        as_json, server, db, no_transcribe,
         lambda settings, progress: ask(question, within, settings, progress, clips, sheet), {}, show_answer,
         more={"agent.threshold": threshold, "planner.model": planner},
     )
 
 
+@takes_server_flags
 def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
     within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
@@ -108,9 +101,7 @@ def extract_command(
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
-    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
     from marlin_agent.cli.render import show_extract
@@ -126,5 +117,5 @@ def extract_command(
         return await extract(loaded, within, settings, target, per=per, instructions=instructions,
                              retry_failed=retry_failed, on_progress=progress)
 
-    library_command(as_json, (base_url, api_key, model, media, concurrency, chunk_seconds), db, no_transcribe, work,
+    library_command(as_json, server, db, no_transcribe, work,
                     {}, show_extract, more={"planner.model": planner})

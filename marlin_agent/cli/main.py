@@ -9,14 +9,9 @@ import typer
 
 from marlin_agent.cli import engine, evaluate, footage, setup, video
 from marlin_agent.cli.options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    ChunkOpt,
-    ConcurrencyOpt,
     DbOpt,
-    MediaOpt,
-    ModelOpt,
-    settings_from,
+    ServerFlags,
+    takes_server_flags,
 )
 from marlin_agent.cli.output import stderr
 from marlin_agent.errors import MarlinAgentError
@@ -44,11 +39,10 @@ def main(
     """Ask questions of your footage with Marlin-2B."""
 
 
+@takes_server_flags
 def mcp_command(
     roots: Annotated[Optional[list[Path]], typer.Option("--root", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
-    db: DbOpt = None,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    db: DbOpt = None, *, server: ServerFlags,
 ) -> None:
     """Serve the tools (ask, search, find, caption, index, extract, list_videos) over MCP on stdio."""
     try:
@@ -58,7 +52,7 @@ def mcp_command(
         stderr.print("[dim]hint:[/] pip install 'marlin-agent[mcp]'")
         raise typer.Exit(2) from None
     try:
-        settings = settings_from(base_url, api_key, model, media, concurrency, chunk_seconds, **{"library.db": db})
+        settings = server.settings(**{"library.db": db})
     except MarlinAgentError as exc:
         stderr.print(f"[bold red]error:[/] {exc.message}")
         raise typer.Exit(exc.exit_code) from None

@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import functools
+import inspect
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -24,13 +28,42 @@ DbOpt = Annotated[Optional[str], typer.Option("--db", help="The index database (
 NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip speech transcription this run.")]
 
 
-def settings_from(base_url, api_key, model, media, concurrency, chunk_seconds, **more) -> Settings:
-    """The settings with the server flags (and any dotted ``more``) laid over env, user file and defaults."""
-    return load_settings({
-        "server.base_url": base_url, "server.api_key": api_key, "server.model": model,
-        "server.media": media, "server.concurrency": concurrency, "media.chunk_seconds": chunk_seconds,
-        **more,
-    })
+# The flags of every command that talks to Marlin: name -> (option, the setting it overrides).
+_SERVER_FLAGS = {
+    "base_url": (BaseUrlOpt, "server.base_url"), "api_key": (ApiKeyOpt, "server.api_key"),
+    "model": (ModelOpt, "server.model"), "media": (MediaOpt, "server.media"),
+    "concurrency": (ConcurrencyOpt, "server.concurrency"), "chunk_seconds": (ChunkOpt, "media.chunk_seconds"),
+}
+
+
+@dataclass(frozen=True)
+class ServerFlags:
+    """The server flags one command was given (``None``: not given)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+
+    def settings(self, **more: Any) -> Settings:
+        """The settings with these flags (and any dotted ``more``) laid over env, user file and defaults."""
+        return load_settings({_SERVER_FLAGS[name][1]: value for name, value in self.values.items()} | more)
+
+
+def takes_server_flags(command: Callable[..., None]) -> Callable[..., None]:
+    """``command`` with the server flags added to its options; it receives them as ``server``.
+
+    Declared here once instead of in every command's signature; Typer reads the combined
+    signature, so `--help` lists them as before."""
+    signature = inspect.signature(command, eval_str=True)
+    own = [p for name, p in signature.parameters.items() if name != "server"]
+    added = [inspect.Parameter(name, inspect.Parameter.KEYWORD_ONLY, default=None, annotation=option)
+             for name, (option, _) in _SERVER_FLAGS.items()]
+
+    @functools.wraps(command)
+    def with_server_flags(*args: Any, **kwargs: Any) -> None:
+        server = ServerFlags({name: kwargs.pop(name, None) for name in _SERVER_FLAGS})
+        return command(*args, server=server, **kwargs)
+
+    with_server_flags.__signature__ = signature.replace(parameters=own + added)
+    return with_server_flags
 
 
 async def served(settings: Settings, say) -> Settings:

@@ -9,30 +9,25 @@ from rich.console import Console
 
 from marlin_agent.cli.footage import library_command
 from marlin_agent.cli.options import (
-    ApiKeyOpt,
-    BaseUrlOpt,
-    ChunkOpt,
-    ConcurrencyOpt,
     DbOpt,
     EndOpt,
     JsonOpt,
-    MediaOpt,
-    ModelOpt,
     NoTranscribeOpt,
+    ServerFlags,
     StartOpt,
     VideoArg,
     served,
-    settings_from,
+    takes_server_flags,
 )
 from marlin_agent.cli.output import chunk_progress, emit_json, run, say, stderr
 
 
-def _scan_command(as_json: bool, label: str, flags: tuple, scan, fields: set[str], show) -> None:
+def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, fields: set[str], show) -> None:
     """Shared body of the chunk-by-chunk commands: settings, client, progress, output."""
     from marlin_agent.marlin import MarlinClient
 
     async def work():
-        settings = await served(settings_from(*flags), say)
+        settings = await served(server.settings(), say)
         async with MarlinClient(settings.server) as client:
             with chunk_progress(label, not as_json) as progress:
                 result = await scan(settings, client, progress)
@@ -45,28 +40,26 @@ def _scan_command(as_json: bool, label: str, flags: tuple, scan, fields: set[str
         show(Console(), result)
 
 
+@takes_server_flags
 def caption_command(
-    video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Describe a video: a scene paragraph per ~60 s chunk and time-ranged events."""
     from marlin_agent.cli.render import show_caption
     from marlin_agent.marlin.scan import caption_video
 
     _scan_command(
-        as_json, "captioning", (base_url, api_key, model, media, concurrency, chunk_seconds),
+        as_json, "captioning", server,
         lambda settings, client, progress: caption_video(video, settings, client, start, end, progress),
         {"video", "chunks", "events", "failures"}, show_caption,
     )
 
 
+@takes_server_flags
 def describe_command(
     video: VideoArg,
     max_chars: Annotated[int, typer.Option("--max-chars", min=40, help="Longest summary to print, in characters.")] = 2000,
-    no_speech: Annotated[bool, typer.Option("--no-speech", help="Leave out what is said (no transcription).")] = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    no_speech: Annotated[bool, typer.Option("--no-speech", help="Leave out what is said (no transcription).")] = False, *, server: ServerFlags,
 ) -> None:
     """Print a plain-text summary of a video (scenes, timed events, speech) for hosts that want prose."""
     from marlin_agent.app.describe import describe_text
@@ -75,7 +68,7 @@ def describe_command(
     from marlin_agent.marlin.scan import caption_video
 
     async def work():
-        settings = await served(settings_from(base_url, api_key, model, media, concurrency, chunk_seconds), say)
+        settings = await served(server.settings(), say)
         async with MarlinClient(settings.server) as client:
             result = await caption_video(video, settings, client)
         speech = None if no_speech else await speech_of(result.video, settings, warn=stderr.print)
@@ -85,28 +78,26 @@ def describe_command(
     print(describe_text(result, max_chars, speech))
 
 
+@takes_server_flags
 def find_command(
     event: Annotated[str, typer.Argument(help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],
     video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
     verify: Annotated[bool, typer.Option("--verify", help="Index the video and return verified moments with evidence (the `ask` document) instead of raw candidates.")] = False,
-    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False,
-    base_url: BaseUrlOpt = None, api_key: ApiKeyOpt = None, model: ModelOpt = None, media: MediaOpt = None,
-    concurrency: ConcurrencyOpt = None, chunk_seconds: ChunkOpt = None,
+    db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, *, server: ServerFlags,
 ) -> None:
     """Ground an event: one candidate span per chunk searched, best first (unverified unless --verify)."""
     from marlin_agent.cli.render import show_answer, show_find
     from marlin_agent.marlin.scan import find_in_video
 
-    flags = (base_url, api_key, model, media, concurrency, chunk_seconds)
     if verify:
         from marlin_agent.app.ask import verify_find
 
-        library_command(as_json, flags, db, no_transcribe,
+        library_command(as_json, server, db, no_transcribe,
                         lambda settings, progress: verify_find(event, video, settings, start, end, progress),
                         {}, show_answer)
         return
     _scan_command(
-        as_json, "grounding", flags,
+        as_json, "grounding", server,
         lambda settings, client, progress: find_in_video(event, video, settings, client, start, end, progress),
         {"query", "video", "candidates", "failures"}, show_find,
     )

@@ -165,7 +165,7 @@ def parse_subtitles(path: Path) -> Transcript:
         import webvtt
         from webvtt.errors import MalformedCaptionError, MalformedFileError
     except ImportError as exc:
-        raise MissingDependency("reading subtitles needs webvtt-py", hint="pip install 'marlin-agent[youtube]'") from exc
+        raise MissingDependency("Reading subtitles", "youtube") from exc
     try:
         cues = webvtt.from_srt(str(path)) if path.suffix.lower() == ".srt" else webvtt.read(str(path))
     except (MalformedFileError, MalformedCaptionError, UnicodeDecodeError) as exc:
