@@ -98,3 +98,39 @@ def test_a_span_is_clamped_to_the_clip():
 
 def test_an_answer_without_times_has_no_span():
     assert parse_span("I cannot tell.") is None
+
+
+def test_the_answer_after_the_last_closing_think_tag_is_kept_whole():
+    raw = "<think>\nfirst</think>\n<think>second</think>\n\n  Scene: a yard.  \nEvents:\n<1.0 - 2.0> a dog runs"
+    assert strip_think(raw) == "Scene: a yard.  \nEvents:\n<1.0 - 2.0> a dog runs"
+    assert strip_think("  <think> unclosed, Scene: a yard. ") == "unclosed, Scene: a yard. "
+    assert strip_think("Scene: a <think> tag mid-text") == "Scene: a <think> tag mid-text"
+
+
+def test_a_line_that_is_neither_scene_nor_event_after_the_events_breaks_the_format():
+    base = "Scene: A dog in a yard,\nrunning.\nEvents:\n<1.0 - 2.0> a dog runs\n"
+    clean = parse_caption(base)
+    assert clean.format_ok and clean.scene == "A dog in a yard, running."
+    stray = parse_caption(base + "That is all I can see.\n<3.0 - 4.0> a dog sits")
+    assert not stray.format_ok and [e.text for e in stray.events] == ["a dog runs", "a dog sits"]
+    assert stray.scene == "A dog in a yard, running."  # the stray line is not taken into the scene
+    headerless = parse_caption("Scene: A yard.\n<1.0 - 2.0> a dog runs\nno more")
+    assert not headerless.format_ok and headerless.scene == "A yard."
+
+
+def test_times_are_clamped_to_the_clip_at_both_ends_and_kept_inside_it():
+    caption = parse_caption("Scene: x.\nEvents:\n<0.4 - 0.8> early\n<59.5 - 75.0> late", duration=60.0)
+    assert [(e.start, e.end) for e in caption.events] == [(0.4, 0.8), (59.5, 60.0)]
+    assert (parse_span("From 7.0 to 7.0.").start, parse_span("From 7.0 to 7.0.").end) == (7.0, 7.0)
+    assert parse_span("From 7.0 to 7.0.").format_ok  # a zero-length span keeps the format
+
+
+@pytest.mark.parametrize(("a", "b", "expected"), [
+    ((0, 10), (0, 10), 1.0), ((0, 10), (5, 15), 5 / 15), ((5, 15), (0, 10), 5 / 15), ((0, 10), (2, 4), 0.2),
+    ((0, 1), (3, 4), 0.0), ((3, 4), (0, 1), 0.0), ((2, 2), (2, 2), 1.0), ((2, 2), (3, 3), 0.0),
+    ((0.2, 0.6), (0.4, 0.8), 1 / 3),
+])
+def test_iou_is_overlap_over_union_for_any_order_and_length(a, b, expected):
+    from marlin_agent.verification.signals import iou
+
+    assert iou(a, b) == pytest.approx(expected)

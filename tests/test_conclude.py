@@ -1,0 +1,71 @@
+"""How verified moments become an answer: the same for both planners."""
+
+from __future__ import annotations
+
+from marlin_agent.domain import Evidence, Moment, VideoRef
+from marlin_agent.planners.conclude import decide, in_time_order, summary, weakest
+
+STREET = VideoRef(id="s", path="/f/street.mp4", title="street")
+FIELD = VideoRef(id="f", path="/f/field.mp4", title="field")
+
+
+def moment(start: float, end: float, confidence: float, video: VideoRef = STREET, **scores: float) -> Moment:
+    evidence = [Evidence(kind="grounding", text="Marlin placed it here", start=start, end=end, score=1.0)]
+    evidence += [Evidence(kind=kind, text=f"{kind} text", start=start, end=end, score=score)
+                 for kind, score in scores.items()]
+    return Moment(video=video, start=start, end=end, confidence=confidence, evidence=evidence)
+
+
+def test_moments_at_or_above_the_threshold_are_accepted_best_first_the_rest_rejected():
+    low, exact, high = moment(0, 5, 0.2), moment(20, 25, 0.5), moment(40, 45, 0.9)
+    accepted, rejected = decide([low, exact, high], 0.5)
+    assert accepted == [high, exact] and rejected == [low]
+
+
+def test_a_moment_mostly_overlapping_a_better_one_in_the_same_video_is_dropped():
+    best, echo, beside = moment(10, 20, 0.9), moment(11, 20, 0.8), moment(17, 27, 0.7)
+    elsewhere = moment(10, 20, 0.6, FIELD)
+    accepted, rejected = decide([echo, best, beside, elsewhere], 0.5)
+    # echo overlaps best by IoU 0.9 (dropped); beside by 3/17 (kept); the other video is its own.
+    assert accepted == [best, beside, elsewhere] and rejected == []
+
+
+def test_a_weak_echo_of_a_rejected_moment_is_not_reported_twice():
+    accepted, rejected = decide([moment(10, 20, 0.3), moment(10, 19, 0.2)], 0.5)
+    assert accepted == [] and [m.confidence for m in rejected] == [0.3]
+
+
+def test_answers_list_moments_by_video_then_time():
+    moments = [moment(40, 45, 0.9), moment(5, 9, 0.6, FIELD), moment(3, 8, 0.7)]
+    assert [(m.video.title, m.start) for m in in_time_order(moments)] == [("field", 5), ("street", 3), ("street", 40)]
+
+
+def test_a_found_answer_names_the_best_moment_its_clock_and_how_many_more():
+    text = summary("the goal", [moment(61.96, 70, 0.83), moment(5, 9, 0.6)], [], 2)
+    assert text == '"the goal": street at 1:02.0–1:10.0 (confidence 0.83) and 1 more moment(s).'
+    assert summary("the goal", [moment(5, 9, 0.6)], [], 1) == '"the goal": street at 0:05.0–0:09.0 (confidence 0.60).'
+
+
+def test_not_found_with_nothing_proposed_says_so_plainly():
+    assert summary("a purple star", [], [], 1) == 'Not found: nothing in the 1 video searched resembles "a purple star".'
+    assert "in the 3 videos searched" in summary("a purple star", [], [], 3)
+
+
+def test_not_found_says_what_was_proposed_and_why_each_fell_short():
+    rejected = [moment(5, 9, 0.31, caption_event=0.62, contradiction=0.8, transcript=0.1),
+                moment(30, 34, 0.2), moment(50, 54, 0.1), moment(70, 74, 0.05)]
+    text = summary("the goal", [], rejected, 1)
+    assert text.startswith('Not found: "the goal" was not confirmed in the 1 video searched. Marlin proposed 4 span(s)')
+    assert "street 0:05.0–0:09.0 (confidence 0.31: what Marlin describes there entails it 62%" in text
+    assert "0:50.0" in text and "1:10.0" not in text  # the three best reasons, not all
+
+
+def test_why_a_moment_fell_short_is_told_in_the_words_of_its_evidence():
+    assert weakest(moment(0, 5, 0.1)) == "nothing Marlin describes there says it"
+    assert weakest(moment(0, 5, 0.1, fresh_caption=0.29)) == "nothing Marlin describes there says it"
+    told = weakest(moment(0, 5, 0.4, caption_event=0.3, fresh_caption=0.7, contradiction=0.5, best_match=0.39,
+                          transcript=0.25, regrounding=0.5, judge=0.2))
+    assert told == ('what Marlin describes there entails it 70%, "contradiction text" contradicts it, best_match text, '
+                    "speech says it 25%, re-grounding agreed 50%, the judge gave 20%")
+    assert "contradicts" not in weakest(moment(0, 5, 0.4, contradiction=0.49))
+    assert "best_match" not in weakest(moment(0, 5, 0.4, best_match=0.4))

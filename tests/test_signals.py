@@ -1,0 +1,123 @@
+"""The evidence verification reads, one signal at a time, with exact figures."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from marlin_agent.verification.entailment import Entailment
+from marlin_agent.verification.signals import (
+    best_match_evidence,
+    contradiction_evidence,
+    entailment_evidence,
+    overlap_credit,
+    overlap_share,
+    phrases,
+    regrounding_evidence,
+    similarity_score,
+    spoken,
+    text_evidence,
+    text_similarities,
+    tighter_window,
+)
+
+
+def row(start: float, end: float, text: str = "x") -> dict:
+    return {"start": start, "end": end, "text": text}
+
+
+def test_overlap_is_measured_against_the_shorter_interval():
+    assert overlap_share((10, 20), (12, 14)) == 1.0
+    assert overlap_share((12, 14), (10, 20)) == 1.0
+    assert overlap_share((10, 20), (15, 30)) == 0.5
+    assert overlap_share((10, 20), (20, 30)) == 0.0
+    assert overlap_share((10, 20), (25, 30)) == 0.0
+    assert overlap_share((10, 10), (5, 15)) == 0.0  # a point has no length to share
+
+
+@pytest.mark.parametrize(("start", "credit"), [(7.1, 0.0), (7.0, 0.5), (4.0, 1.0), (5.2, 0.8)])
+def test_overlap_credit_starts_at_thirty_percent_and_is_full_at_sixty(start, credit):
+    # Span 0-10 s, row start-20 s: the shared part is 10 - start of the ten-second span.
+    assert overlap_credit((0.0, 10.0), row(start, 20.0)) == pytest.approx(credit)
+
+
+def test_a_query_is_also_compared_with_the_runs_of_words_about_its_length():
+    assert phrases("a blue square moves left", 2) == [
+        "a blue square moves left", "a", "blue", "square", "moves", "left", "a blue", "blue square", "square moves",
+        "moves left", "a blue square", "blue square moves", "square moves left", "a blue square moves",
+        "blue square moves left"]
+    assert phrases("run", 3) == ["run"]
+
+
+def test_each_text_scores_its_best_phrase():
+    vocabulary = {"blue": [1.0, 0.0], "square": [0.0, 1.0]}
+
+    def embed(texts):
+        vectors = np.array([np.sum([vocabulary.get(w, [0.0, 0.0]) for w in t.split()], axis=0) for t in texts])
+        return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
+
+    query = np.array([1.0, 0.0])
+    assert text_similarities(embed, "blue", query, ["a blue square here", "square only"]) == pytest.approx([1.0, 0.0])
+    assert text_similarities(embed, "blue", query, []) == []
+
+
+@pytest.mark.parametrize(("similarity", "score"), [(0.3, 0.0), (0.45, 0.0), (0.7, 0.5), (0.95, 1.0), (0.99, 1.0)])
+def test_similarity_counts_from_the_floor_and_is_full_near_identity(similarity, score):
+    assert similarity_score(similarity) == pytest.approx(score)
+
+
+def test_text_evidence_is_the_best_overlapping_row_by_similarity_times_overlap():
+    rows = [row(0, 10, "far better but elsewhere"), row(20, 30, "half inside"), row(22, 28, "inside")]
+    best = text_evidence("similarity", (20.0, 30.0), rows, [0.95, 0.95, 0.7])
+    assert (best.kind, best.text, best.score) == ("similarity", "half inside", 1.0)
+    assert text_evidence("similarity", (20.0, 30.0), rows, [0.95, 0.6, 0.8]).text == "inside"
+    assert text_evidence("similarity", (40.0, 50.0), rows, [0.95, 0.95, 0.95]) is None
+
+
+def test_entailment_evidence_scales_by_overlap_and_keeps_the_best_row():
+    rows = [row(20, 30, "the ball crosses the line"), row(25, 45, "players celebrate")]
+    found = entailment_evidence("caption_event", (20.0, 30.0), rows, [Entailment(0.6, 0.0), Entailment(0.9, 0.0)])
+    # The second row shares 5 of the span's 10 s: credit 0.5/0.6, score 0.9 × 0.833 = 0.75 > 0.6.
+    assert (found.text, found.score, found.start, found.end) == ("players celebrate", 0.75, 25, 45)
+    assert entailment_evidence("transcript", (20.0, 30.0), rows, [Entailment(0.0, 0.0), Entailment(0.0, 0.0)]).score == 0
+
+
+def test_contradiction_is_the_most_contradicting_overlapping_row_and_absent_when_nothing_contradicts():
+    rows = [row(20, 30, "the ball hits the post"), row(0, 5, "the goalkeeper saves")]
+    worst = contradiction_evidence((20.0, 30.0), rows, [Entailment(0.0, 0.7), Entailment(0.0, 0.99)])
+    assert (worst.kind, worst.text, worst.score) == ("contradiction", "the ball hits the post", 0.7)
+    assert contradiction_evidence((20.0, 30.0), rows, [Entailment(0.9, 0.0), Entailment(0.0, 0.99)]) is None
+
+
+def test_best_match_is_half_the_margin_over_the_best_elsewhere():
+    rows = [row(20, 30, "a goal is scored"), row(21, 29, "a corner"), row(50, 55, "the winning goal")]
+    here_wins = best_match_evidence((20.0, 30.0), rows, [Entailment(0.9, 0), Entailment(0.2, 0), Entailment(0.3, 0)])
+    assert here_wins.score == 0.8 and here_wins.text == 'best elsewhere: "the winning goal" at 50.0–55.0 s'
+    elsewhere_wins = best_match_evidence((20.0, 30.0), rows,
+                                         [Entailment(0.1, 0), Entailment(0.2, 0), Entailment(0.9, 0)])
+    assert elsewhere_wins.score == 0.15 and (elsewhere_wins.start, elsewhere_wins.end) == (20.0, 30.0)
+    alone = best_match_evidence((20.0, 30.0), rows[:2], [Entailment(0.4, 0), Entailment(0.2, 0)])
+    assert alone.score == 0.7 and alone.text == "no other event in the video"
+    assert best_match_evidence((60.0, 70.0), rows, [Entailment(0.9, 0)] * 3) is None
+
+
+def test_regrounding_agreement_is_the_iou_of_the_two_spans():
+    agreed = regrounding_evidence((20.0, 30.0), (25.0, 30.0), (10.0, 40.0))
+    assert (agreed.score, agreed.start, agreed.end) == (0.5, 25.0, 30.0)
+    assert agreed.text == "grounded again on 10.0–40.0 s: 25.0–30.0 s (IoU 0.50)"
+    lost = regrounding_evidence((20.0, 30.0), None, (10.0, 40.0))
+    assert (lost.score, lost.start, lost.end, lost.text) == (0.0, 10.0, 40.0, "no span on the tighter window")
+
+
+@pytest.mark.parametrize(("span", "window", "duration", "tighter"), [
+    ((20.0, 30.0), (0.0, 60.0), 120.0, (10.0, 40.0)),       # half the window, centred on the span
+    ((20.0, 50.0), (0.0, 60.0), 120.0, (18.0, 52.0)),       # never shorter than the span and 2 s a side
+    ((2.0, 4.0), (0.0, 60.0), 120.0, (0.0, 30.0)),          # clamped at the start of the video
+    ((110.0, 118.0), (60.0, 120.0), 120.0, (90.0, 120.0)),  # and at its end
+])
+def test_the_regrounding_window_is_tighter_and_stays_in_the_video(span, window, duration, tighter):
+    assert tighter_window(span, window, duration) == tighter
+
+
+def test_a_spoken_line_reads_as_someone_saying_it():
+    assert spoken("  the keeper saves it ") == 'Someone says: "the keeper saves it"'
