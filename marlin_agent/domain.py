@@ -169,7 +169,8 @@ class Usage(Record):
     """What a request spent: one record for a client's running count and for an answer's total."""
 
     marlin_calls: int = 0
-    marlin_tokens: int = Field(0, description="Prompt and completion tokens, as the Marlin server reported them.")
+    marlin_prompt_tokens: int = Field(0, description="As the Marlin server reported them (video frames included).")
+    marlin_completion_tokens: int = 0
     planner_tokens: int = 0
     seconds: float = 0.0
 

@@ -78,7 +78,9 @@ def test_ask_json_has_the_documented_shape(shelf, library_env):
     assert {"video", "start", "end", "confidence", "evidence", "clip"} <= set(moment)
     assert set(moment["video"]) == {"id", "path", "title"}
     assert {"kind", "text", "start", "end", "score"} == set(moment["evidence"][0])
-    assert {"marlin_calls", "planner_tokens", "seconds"} == set(doc["usage"])
+    assert {"marlin_calls", "marlin_prompt_tokens", "marlin_completion_tokens", "planner_tokens",
+            "seconds"} == set(doc["usage"])
+    assert doc["usage"]["marlin_prompt_tokens"] > 0 and doc["usage"]["marlin_completion_tokens"] > 0
 
 
 def test_an_event_that_is_only_said_is_found_in_the_transcript(speech_video, library_env, tmp_path):

@@ -76,7 +76,7 @@ def test_a_caption_request_goes_through_decoding_the_processor_and_generate(cpu_
     assert result.failures == [] and len(result.chunks) == 1
     assert result.chunks[0].raw  # noise from random weights, but a real generation
     # 24 s staged at 2 fps: 48 frames in 24 temporal patches, each labelled with its time.
-    assert usage.prompt_tokens > 24 * 10 and 0 < usage.completion_tokens <= 24
+    assert usage.marlin_prompt_tokens > 24 * 10 and 0 < usage.marlin_completion_tokens <= 24
     assert "slow" in log.read_text()
 
 

@@ -129,3 +129,10 @@ def test_architecture_md_and_the_readme_name_every_package_and_root_module():
     assert len(names) > 15
     assert [n for n in names if f"`{n}`" not in architecture and f"`{n}" not in architecture] == []
     assert [n for n in names if n not in readme] == []
+
+
+def test_no_module_of_the_package_imports_torch():
+    """torch is a multi-GB install: the engine's own environment has it, the package never needs it
+    (the CPU engine's server is a script in servers/, run by that environment)."""
+    graph = grimp.build_graph("marlin_agent", include_external_packages=True)
+    assert "torch" not in graph.modules

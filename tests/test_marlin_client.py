@@ -50,7 +50,10 @@ def test_a_caption_request_is_greedy_capped_and_carries_the_frame_budget(simulat
     assert record.kind == "caption" and record.temperature == 0 and record.max_tokens == 1024
     assert record.mm_processor_kwargs == {"fps": 2.0, "min_frames": 4, "max_frames": 240,
                                           "size": {"shortest_edge": 4096, "longest_edge": 48 * 200_704}}
+    # The simulator bills 64 prompt tokens a sampled frame and a token per 4 characters of answer.
     assert client.usage.marlin_calls == 1
+    assert client.usage.marlin_prompt_tokens == record.frames_sampled * 64 > 0
+    assert client.usage.marlin_completion_tokens == len(caption.raw) // 4
 
 
 def test_the_frame_budget_is_clamped_and_even():

@@ -14,7 +14,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import Answer
+from marlin_agent.domain import Answer, Usage
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
@@ -52,10 +52,14 @@ def make_planner(settings: Settings, tools: Toolbox, planner_model=None):
     return LLMPlanner(settings, tools, planner_model if planner_model is not None else build_model(settings.planner))
 
 
-def _with_index_calls(answer: Answer, report, **usage) -> Answer:
-    """The answer with the indexing run's Marlin calls counted in its usage."""
-    calls = answer.usage.marlin_calls + report.marlin_calls
-    return answer.model_copy(update={"usage": answer.usage.model_copy(update={"marlin_calls": calls, **usage})})
+def _with_index_calls(answer: Answer, report, client: MarlinClient | None, **usage) -> Answer:
+    """The answer with everything Marlin spent counted in its usage: the indexing run's calls and
+    tokens, and the tokens of the calls made while answering (the toolbox counts those calls)."""
+    answering = client.usage if client is not None else Usage()
+    spent = {"marlin_calls": answer.usage.marlin_calls + report.marlin_calls,
+             "marlin_prompt_tokens": report.marlin_prompt_tokens + answering.marlin_prompt_tokens,
+             "marlin_completion_tokens": report.marlin_completion_tokens + answering.marlin_completion_tokens}
+    return answer.model_copy(update={"usage": answer.usage.model_copy(update={**spent, **usage})})
 
 
 async def cut_clips(tools: Toolbox, answer: Answer, folder: Path) -> Answer:
@@ -112,7 +116,7 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
         answer = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
-    return _with_index_calls(answer, report)
+    return _with_index_calls(answer, report, client)
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
@@ -138,4 +142,4 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
             await draw_sheet(tools, answer, sheet)
-    return _with_index_calls(answer, report, seconds=round(time.monotonic() - t, 3))
+    return _with_index_calls(answer, report, client, seconds=round(time.monotonic() - t, 3))

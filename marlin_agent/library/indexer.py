@@ -19,7 +19,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import Caption, Chunk, VideoInfo
+from marlin_agent.domain import Caption, Chunk, Usage, VideoInfo
 from marlin_agent.errors import IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.store import Library, VideoRecord, chunk_id
@@ -63,6 +63,8 @@ class IndexReport(BaseModel):
     transcript_lines: int = 0
     minutes_of_footage: float = 0.0
     marlin_calls: int = 0
+    marlin_prompt_tokens: int = 0
+    marlin_completion_tokens: int = 0
     seconds: float = 0.0
     videos: list[VideoOutcome] = []
     failed: list[SkippedSource] = []
@@ -104,7 +106,10 @@ class Indexer:
 
         await asyncio.gather(*(one(source) for source in sources))
         await asyncio.to_thread(self.library.optimize)
-        self.report.marlin_calls = self.client.usage.marlin_calls if self.client else 0
+        spent = self.client.usage if self.client else Usage()
+        self.report.marlin_calls = spent.marlin_calls
+        self.report.marlin_prompt_tokens = spent.marlin_prompt_tokens
+        self.report.marlin_completion_tokens = spent.marlin_completion_tokens
         self.report.seconds = round(time.monotonic() - started, 2)
         self.report.minutes_of_footage = round(self.report.minutes_of_footage, 2)
         return self.report

@@ -81,12 +81,14 @@ class MarlinClient:
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
         self._calls = 0
-        self._tokens = 0
+        self._prompt_tokens = 0
+        self._completion_tokens = 0
 
     @property
     def usage(self) -> Usage:
         """What this client has spent so far: requests answered and tokens the server reported."""
-        return Usage(marlin_calls=self._calls, marlin_tokens=self._tokens)
+        return Usage(marlin_calls=self._calls, marlin_prompt_tokens=self._prompt_tokens,
+                     marlin_completion_tokens=self._completion_tokens)
 
     async def close(self) -> None:
         await self._openai.close()
@@ -173,7 +175,8 @@ class MarlinClient:
         if not isinstance(completion, ChatCompletion) or not completion.choices:
             raise ServerProtocolError(f"the server at {self.base_url} did not return a chat completion")
         if completion.usage:
-            self._tokens += completion.usage.total_tokens
+            self._prompt_tokens += completion.usage.prompt_tokens
+            self._completion_tokens += completion.usage.completion_tokens
         return completion.choices[0].message.content or ""
 
     # --- errors --------------------------------------------------------------------------
