@@ -76,6 +76,7 @@ class LibrarySettings(BaseModel):
     embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     whisper_model: str = "auto"
     transcribe: bool = True
+    lock_wait: float = Field(600.0, ge=0)
 
 
 class AgentSettings(BaseModel):

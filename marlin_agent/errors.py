@@ -121,9 +121,12 @@ class IndexMismatch(MarlinAgentError):
 
 
 class IndexBusy(MarlinAgentError):
+    """Another process kept the index to itself for longer than ``[library] lock_wait``."""
+
     code = "index_busy"
-    exit_code = 3
-    default_hint = "Another marlin-agent process is indexing into this database; wait for it or use --db."
+    exit_code = 5  # not a server problem (3): the same command succeeds once the other run ends
+    default_hint = ("Another marlin-agent process is indexing into this database; run again when it is done, "
+                    "raise [library] lock_wait, or use another --db.")
 
 
 class ConfigError(MarlinAgentError):
@@ -171,6 +174,14 @@ class ServerProtocolError(ServerError):
         "Check that the base URL points at the OpenAI-compatible API root of a Marlin server "
         "(it usually ends in /v1)."
     )
+
+
+class CaptionUnusable(ServerError):
+    """The server answered 200, but with nothing that reads as a caption (empty, or prose)."""
+
+    code = "caption_unusable"
+    default_hint = ("An overloaded or misconfigured server answers like this. The chunk is recorded as failed "
+                    "and captioned again on the next run; `marlin-agent doctor` checks the server.")
 
 
 class ServerRejected(ServerError):

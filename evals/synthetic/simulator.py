@@ -18,6 +18,7 @@ import threading
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -56,7 +57,12 @@ class SimulatorState:
     allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
+    # Misbehaviour. Transport: "error500", "hang", "garbage" (an HTML page), "deny_model". A 200
+    # with a broken answer: "empty" (no content), "prose" (a paragraph, no caption format),
+    # "truncated" (the caption cut off mid-event). With ``fault_when`` set, only the requests it
+    # picks (by what was sent: clip length, prompt) misbehave; the rest are answered well.
     fault: str | None = None
+    fault_when: Callable[[RequestRecord], bool] | None = None
     fail_next: int = 0  # answer this many completions with 500 first, then recover
     received: int = 0  # completion requests that arrived, failed ones included (retries show here)
     records: list[RequestRecord] = field(default_factory=list)
@@ -246,17 +252,12 @@ class _Handler(BaseHTTPRequestHandler):
                 state.in_flight -= 1
 
     def _complete(self, raw: bytes, state: SimulatorState, failing: bool) -> None:
-        if state.fault == "garbage":
-            self._send(200, b"<html><body>It works!</body></html>", "text/html")
+        if state.fault_when is None and state.fault in _TRANSPORT_FAULTS:
+            self._misbehave(state.fault)
             return
-        if state.fault == "error500" or failing:
-            self._error(500, "simulated engine failure", "InternalServerError")
+        if failing:
+            self._misbehave("error500")
             return
-        if state.fault == "deny_model":
-            self._error(403, "Access to model NemoStation/Marlin-2B is restricted.", "PermissionDeniedError")
-            return
-        if state.fault == "hang":
-            time.sleep(3600)
         try:
             body = json.loads(raw)
             started = time.monotonic()
@@ -271,9 +272,39 @@ class _Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request: {exc}", "BadRequestError")
             return
+        if state.fault and (state.fault_when is None or state.fault_when(record)):
+            if state.fault in _TRANSPORT_FAULTS:
+                self._misbehave(state.fault)
+                return
+            message = reply["choices"][0]["message"]
+            message["content"] = _broken_answer(state.fault, message["content"])
         with state.lock:
             state.records.append(record)
         self._send(200, reply)
+
+    def _misbehave(self, fault: str) -> None:
+        if fault == "garbage":
+            self._send(200, b"<html><body>It works!</body></html>", "text/html")
+        elif fault == "error500":
+            self._error(500, "simulated engine failure", "InternalServerError")
+        elif fault == "deny_model":
+            self._error(403, "Access to model NemoStation/Marlin-2B is restricted.", "PermissionDeniedError")
+        elif fault == "hang":
+            time.sleep(3600)
+
+
+_TRANSPORT_FAULTS = {"garbage", "error500", "deny_model", "hang"}
+
+
+def _broken_answer(fault: str, content: str) -> str:
+    """A 200 answer that is not a usable caption, the way overloaded or misconfigured servers give them."""
+    if fault == "empty":
+        return ""
+    if fault == "prose":
+        return "The video shows a scene with some movement. It is hard to tell exactly what happens."
+    if fault == "truncated":
+        return content[: max(1, int(len(content) * 0.6))]
+    raise ValueError(f"unknown fault {fault!r}")
 
 
 class _SimulatorHTTPServer(ThreadingHTTPServer):

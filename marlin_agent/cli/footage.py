@@ -41,15 +41,22 @@ def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool,
 @takes_server_flags
 def index_command(
     sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
+    recaption: Annotated[bool, typer.Option("--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
+    failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
     from marlin_agent.cli.render import show_index_report
     from marlin_agent.library.indexer import index_inputs
 
+    if failed_only and not recaption:
+        raise typer.BadParameter("--failed-only goes with --recaption")
+    again = ("failed" if failed_only else "all") if recaption else None
     library_command(
         as_json, server, db, no_transcribe,
-        lambda settings, progress: index_inputs(sources, settings, on_progress=progress), {}, show_index_report,
+        lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again, on_wait=say),
+        {},
+        show_index_report,
     )
 
 

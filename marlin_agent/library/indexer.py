@@ -9,18 +9,18 @@ transcribed on another thread.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import fcntl
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import Caption, Chunk, Usage, VideoInfo
-from marlin_agent.errors import IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
+from marlin_agent.domain import Caption, Chunk, ChunkFailure, Say, Usage, VideoInfo
+from marlin_agent.errors import ChunkFailed, IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.store import Library, VideoRecord, chunk_id
 from marlin_agent.library.transcripts import (
@@ -41,15 +41,20 @@ from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVid
 _VIDEOS_IN_FLIGHT = 4
 
 
+# ``index --recaption``: every chunk again (a new model or prompt), or only the failed ones.
+Recaption = Literal["all", "failed"]
+
+
 class VideoOutcome(BaseModel):
     id: str
     path: str
     title: str
-    status: str  # new | updated | unchanged | partial
+    status: str  # new | updated | unchanged | partial | failed
     chunks_done: int
     chunks_planned: int
     chunks_failed: int
     transcript: str
+    failures: list[ChunkFailure] = Field([], description="This run's failed chunks, each with why.")
 
 
 class IndexReport(BaseModel):
@@ -83,8 +88,12 @@ class IndexProgress:
 
 class Indexer:
     def __init__(self, settings: Settings, library: Library, client: MarlinClient | None,
-                 transcriber: Transcriber | None, on_progress: Callable[[IndexProgress], None] | None = None) -> None:
+                 transcriber: Transcriber | None, on_progress: Callable[[IndexProgress], None] | None = None,
+                 recaption: Recaption | None = None, lock: WriteLock | None = None) -> None:
         self.settings = settings
+        self.recaption = recaption
+        self.lock = lock
+        self.wrote = False
         self.library = library
         self.client = client
         self.transcriber = transcriber
@@ -105,7 +114,8 @@ class Indexer:
                 await self._index_video(source)
 
         await asyncio.gather(*(one(source) for source in sources))
-        await asyncio.to_thread(self.library.optimize)
+        if self.wrote:
+            await asyncio.to_thread(self.library.optimize)
         spent = self.client.usage if self.client else Usage()
         self.report.marlin_calls = spent.marlin_calls
         self.report.marlin_prompt_tokens = spent.marlin_prompt_tokens
@@ -136,16 +146,19 @@ class Indexer:
             self.report.videos_failed += 1
             self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
             return
-        existing = await asyncio.to_thread(self.library.get_video, video.content_id)
         plan = chunks_for(video, self.settings)
-        done = await asyncio.to_thread(self.library.done_chunk_ids, video.content_id)
-        todo = [c for c in plan if chunk_id(video.content_id, c.start, c.end) not in done]
-        wants_transcript = (self.transcriber is not None or source.subtitles is not None) and not (
-            existing and existing.transcript_source)
-        record = self._record(source, video, existing, len(plan))
         self.report.minutes_of_footage += video.duration / 60
+        existing, todo, wants_transcript = await self._work(source, video, plan)
+        if todo or wants_transcript:
+            # Something to write: take the lock (waiting for another indexing process if need be),
+            # then look again, since that process may have done this video meanwhile.
+            await self._locked()
+            existing, todo, wants_transcript = await self._work(source, video, plan)
+        record = self._record(source, video, existing, len(plan))
         if not todo and not wants_transcript:
-            await asyncio.to_thread(self.library.put_video, record)  # a moved file gets its new path
+            if existing is None or (existing.path, existing.title) != (record.path, record.title):
+                await self._locked()  # a moved or renamed file gets its new path and title
+                await asyncio.to_thread(self.library.put_video, record)
             self.report.videos_unchanged += 1
             self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
             return
@@ -156,17 +169,28 @@ class Indexer:
         self._overall_total += len(todo)
         stored = len(plan) - len(todo)
         failed = 0
+        failures: list[ChunkFailure] = []
 
         async def store(chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
             nonlocal stored, failed
             if isinstance(outcome, MarlinAgentError):
                 failed += 1
+                failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code=outcome.code,
+                                             message=outcome.message))
                 await asyncio.to_thread(self.library.put_failure, video.content_id, chunk.start, chunk.end,
                                         outcome.code, outcome.message)
             else:
                 await asyncio.to_thread(self.library.put_chunk, video.content_id, chunk.index,
                                         in_video_time(chunk, outcome), self.settings.server.model, PROMPT_VERSION)
-                stored += 1
+                if outcome.format_ok:
+                    stored += 1
+                else:  # kept for search, but a failure until a later run gets a proper caption
+                    failed += 1
+                    message = f"the caption broke Marlin's format: {outcome.raw.strip()[:300]}"
+                    failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code="caption_off_format",
+                                                 message=message))
+                    await asyncio.to_thread(self.library.put_failure, video.content_id, chunk.start, chunk.end,
+                                            "caption_off_format", message)
             self._overall_done += 1
             self._progress(video.path.name, stored + failed, len(plan))
 
@@ -174,6 +198,8 @@ class Indexer:
             runner = ChunkRunner(video, self.settings, self.client)
             try:
                 await runner.run(todo, self.client.caption, on_chunk=store)
+            except ChunkFailed:
+                pass  # every chunk of this video failed: each is recorded, and the other videos go on
             except MarlinAgentError:
                 if transcript_task:
                     transcript_task.cancel()
@@ -193,10 +219,39 @@ class Indexer:
                 self.report.transcript_lines += len(transcript.lines)
         record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
         await asyncio.to_thread(self.library.put_video, record)
-        status = "partial" if failed else ("updated" if existing else "new")
+        status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
         counter = f"videos_{status}"
         setattr(self.report, counter, getattr(self.report, counter) + 1)
-        self.report.videos.append(self._outcome(record, status, stored, failed))
+        if status == "failed":
+            self.report.failed.append(SkippedSource(
+                source=str(video.path), code=failures[0].code,
+                reason=f"every chunk failed ({len(failures)}); the first: {failures[0].message}"))
+        self.report.videos.append(self._outcome(record, status, stored, failed, failures))
+
+    async def _work(self, source: SourceVideo, video: VideoInfo,
+                    plan: list[Chunk]) -> tuple[VideoRecord | None, list[Chunk], bool]:
+        """What the index holds for ``video``, the chunks still to caption, and whether it needs a transcript."""
+        existing = await asyncio.to_thread(self.library.get_video, video.content_id)
+        todo = await asyncio.to_thread(self._todo, video.content_id, plan)
+        wants_transcript = (self.transcriber is not None or source.subtitles is not None) and not (
+            existing and existing.transcript_source)
+        return existing, todo, wants_transcript
+
+    async def _locked(self) -> None:
+        self.wrote = True
+        if self.lock is not None:
+            await self.lock.acquire()
+
+    def _todo(self, video_id: str, plan: list[Chunk]) -> list[Chunk]:
+        """The chunks to caption: those not done yet; with ``recaption``, every chunk, or only those
+        whose last attempt failed or broke the format."""
+        if self.recaption == "all":
+            return plan
+        if self.recaption == "failed":
+            failed = {failure.id for failure in self.library.failures(video_id)}
+            return [c for c in plan if chunk_id(video_id, c.start, c.end) in failed]
+        done = self.library.done_chunk_ids(video_id)
+        return [c for c in plan if chunk_id(video_id, c.start, c.end) not in done]
 
     def _record(self, source: SourceVideo, video: VideoInfo, existing: VideoRecord | None, planned: int) -> VideoRecord:
         return VideoRecord(
@@ -212,25 +267,55 @@ class Indexer:
         )
 
     @staticmethod
-    def _outcome(record: VideoRecord, status: str, done: int, failed: int) -> VideoOutcome:
+    def _outcome(record: VideoRecord, status: str, done: int, failed: int,
+                 failures: list[ChunkFailure] = ()) -> VideoOutcome:
         return VideoOutcome(id=record.id, path=record.path, title=record.title, status=status, chunks_done=done,
                             chunks_planned=record.chunks_planned, chunks_failed=failed,
-                            transcript=record.transcript_source or "none")
+                            transcript=record.transcript_source or "none", failures=list(failures))
 
 
-@contextlib.contextmanager
-def exclusive(db_path: str):
-    """One indexing run per local database at a time; the lock dies with its process."""
-    if "://" in db_path:
-        yield
-        return
-    Path(db_path).mkdir(parents=True, exist_ok=True)
-    with open(Path(db_path) / ".index.lock", "w") as handle:
-        try:
-            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError as exc:
-            raise IndexBusy(f"{db_path} is being indexed by another process") from exc
-        yield
+class WriteLock:
+    """The database's indexing lock, taken only when a run has something to write.
+
+    Reading the index (and runs that find everything indexed) never takes it; a run that must
+    write waits up to ``wait`` seconds for another process to finish, saying so once, and only
+    then gives up with ``IndexBusy``. The lock dies with its process.
+    """
+
+    def __init__(self, db_path: str, wait: float, say: Say | None = None) -> None:
+        self.db_path, self.wait, self.say = db_path, wait, say
+        self._handle = None
+        self._guard = asyncio.Lock()
+
+    async def acquire(self) -> None:
+        async with self._guard:
+            if self._handle is None and "://" not in self.db_path:
+                self._handle = await asyncio.to_thread(self._take)
+
+    def _take(self):
+        folder = Path(self.db_path)
+        folder.mkdir(parents=True, exist_ok=True)
+        handle = open(folder / ".index.lock", "w")
+        deadline, said = time.monotonic() + self.wait, False
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                return handle
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    handle.close()
+                    raise IndexBusy(f"{self.db_path} is being indexed by another process "
+                                    f"(waited {self.wait:.0f} s)") from None
+                if not said and self.say is not None:
+                    self.say(f"waiting for another process indexing into {self.db_path} "
+                             f"(up to {self.wait:.0f} s)")
+                    said = True
+                time.sleep(0.25)
+
+    def release(self) -> None:
+        if self._handle is not None:
+            self._handle.close()
+            self._handle = None
 
 
 def open_library(settings: Settings) -> Library:
@@ -244,16 +329,19 @@ def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
 
 
 async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
-                       on_progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
-    """Resolve files, folders and URLs, and index whatever is not indexed yet."""
+                       on_progress: Callable[[IndexProgress], None] | None = None,
+                       recaption: Recaption | None = None, on_wait: Say | None = None) -> IndexReport:
+    """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
+    ``recaption``, caption again every chunk, or the ones that failed)."""
     resolved = await asyncio.to_thread(resolve, inputs, settings)
     library = library or await asyncio.to_thread(open_library, settings)
     transcriber = Transcriber(settings.library.whisper_model) if settings.library.transcribe else None
     client = MarlinClient(settings.server) if settings.server.base_url else None
+    lock = WriteLock(settings.db_path, settings.library.lock_wait, on_wait)
     try:
-        with exclusive(settings.db_path):
-            indexer = Indexer(settings, library, client, transcriber, on_progress)
-            return await indexer.run(resolved.videos, resolved.skipped)
+        indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock)
+        return await indexer.run(resolved.videos, resolved.skipped)
     finally:
+        lock.release()
         if client is not None:
             await client.close()

@@ -31,6 +31,9 @@ from marlin_agent.library.transcripts import Transcript
 SCHEMA_VERSION = "2"
 SEGMENT_KINDS = ("event", "scene", "transcript")
 _RRF_K = 60
+# Table versions younger than this survive a clean-up, so a search running in another process
+# never loses the files of the version it is reading.
+_KEEP_VERSIONS = timedelta(minutes=10)
 # Below this many segments an exact scan is fast enough; above it an IVF index is built.
 _VECTOR_INDEX_ROWS = 20_000
 
@@ -228,7 +231,9 @@ class Library:
     # --- chunks -------------------------------------------------------------------------
 
     def done_chunk_ids(self, video_id: str) -> set[str]:
-        return {r["id"] for r in self._rows("chunks", f"video_id = '{video_id}'")}
+        """Chunks captioned in Marlin's format. An off-format caption is kept (its events are
+        searchable) but not done: the next run captions the chunk again."""
+        return {r["id"] for r in self._rows("chunks", f"video_id = '{video_id}' AND format_ok = true")}
 
     def _segment_rows(self, video_id: str, chunk: str, kind: str, items: list[tuple[float, float, str, str]],
                       model: str, prompt_version: int) -> list[dict]:
@@ -298,7 +303,8 @@ class Library:
         with self._lock:
             for name in ("videos", "chunks", "segments", "failures"):
                 if name in self._names():
-                    self._table(name).optimize()
+                    # Every write makes a table version; without pruning, an index grows with each run.
+                    self._table(name).optimize(cleanup_older_than=_KEEP_VERSIONS)
             if "segments" in self._names():
                 segments = self._table("segments")
                 has_vector_index = any(index.columns == ["vector"] for index in segments.list_indices())

@@ -20,6 +20,7 @@ from marlin_agent.config import ServerSettings
 from marlin_agent.domain import Caption, Span, StagedClip, Usage
 from marlin_agent.errors import (
     AuthenticationFailed,
+    CaptionUnusable,
     MarlinAgentError,
     ModelAccessDenied,
     ModelNotServed,
@@ -31,7 +32,7 @@ from marlin_agent.errors import (
     ServerTimeout,
     ServerUnavailable,
 )
-from marlin_agent.marlin.parse import parse_caption, parse_span
+from marlin_agent.marlin.parse import is_caption, parse_caption, parse_span
 from marlin_agent.marlin.prompts import CAPTION_PROMPT, find_prompt
 from marlin_agent.marlin.server_kind import detect_non_video_engine
 
@@ -109,8 +110,13 @@ class MarlinClient:
             raise await self._translate(exc) from None
 
     async def caption(self, clip: StagedClip) -> Caption:
+        """Marlin's caption of the clip; an answer that is no caption at all is an error, never stored."""
         text = await self._ask(clip, CAPTION_PROMPT, self.server.caption_max_tokens)
-        return parse_caption(text, clip.chunk.duration)
+        caption = parse_caption(text, clip.chunk.duration)
+        if not is_caption(caption):
+            shown = text.strip()[:300] or "(empty)"
+            raise CaptionUnusable(f"the server's answer is not a caption: {shown}")
+        return caption
 
     async def ground(self, clip: StagedClip, event: str) -> Span | None:
         """Marlin's span for ``event`` in the clip; ``None`` if its answer held no times."""

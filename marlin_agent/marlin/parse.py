@@ -61,8 +61,15 @@ def parse_caption(raw: str, duration: float | None = None) -> Caption:
     scene_text = " ".join(scene_lines)
     has_scene_prefix = bool(_SCENE_PREFIX.match(scene_text))
     scene = _SCENE_PREFIX.sub("", scene_text).strip()
-    format_ok = has_scene_prefix and saw_header and bool(events) and stray_lines == 0
+    # No events is a valid answer for a chunk where nothing happens; a cut-off line is not.
+    format_ok = has_scene_prefix and saw_header and stray_lines == 0
     return Caption(scene=scene, events=events, raw=raw, format_ok=format_ok)
+
+
+def is_caption(caption: Caption) -> bool:
+    """Whether an answer is a caption at all (a ``Scene:`` paragraph or timed events), however
+    sloppy, as opposed to an empty reply or prose that ignored the prompt."""
+    return bool(caption.events) or bool(caption.scene and _SCENE_PREFIX.match(strip_think(caption.raw).strip()))
 
 
 def parse_span(raw: str, duration: float | None = None) -> Span | None:

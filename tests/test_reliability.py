@@ -1,0 +1,153 @@
+"""Reliability against a Marlin stand-in that misbehaves: nothing bad is stored as good, one
+video's failure never stops the rest, and every failure says what happened."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+
+from tests.test_cli import document, invoke
+
+
+@pytest.fixture
+def clips(tmp_path, footage):
+    """Two short videos (one chunk each) and the 200 s street (four chunks)."""
+    root = tmp_path / "clips"
+    root.mkdir()
+    shutil.copy(footage["short_field"], root / "field.mp4")
+    shutil.copy(footage["long_street"], root / "street.mp4")
+    return root
+
+
+def index(paths, env, *flags):
+    return invoke(["index", *map(str, paths), "--no-transcribe", "--json", *flags], env)
+
+
+@pytest.mark.parametrize("fault", ["empty", "prose"])
+def test_an_answer_that_is_no_caption_is_a_failed_chunk_and_is_retried_on_the_next_run(
+        fault, clips, library_env, simulator):
+    simulator.state.fault = fault
+    first = index([clips / "field.mp4"], library_env)
+    assert first.exit_code == 0, first.stderr
+    report = document(first)
+    assert report["chunks_captioned"] == 0 and report["chunks_failed"] == 1 and report["videos_failed"] == 1
+    (video,) = report["videos"]
+    assert video["status"] == "failed" and video["failures"][0]["code"] == "caption_unusable"
+    assert report["failed"][0]["code"] == "caption_unusable"
+
+    simulator.state.fault = None
+    simulator.state.reset()
+    second = document(index([clips / "field.mp4"], library_env))
+    assert second["marlin_calls"] == 1 and second["chunks_captioned"] == 1 and second["chunks_failed"] == 0
+    asked = document(invoke(["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"), "--json",
+                             "--no-transcribe"], library_env))
+    assert asked["found"] is True
+
+
+def test_a_caption_cut_off_mid_event_is_kept_for_search_but_captioned_again_next_run(clips, library_env, simulator):
+    simulator.state.fault = "truncated"
+    report = document(index([clips / "street.mp4"], library_env))
+    (video,) = report["videos"]
+    assert report["chunks_captioned"] == 0 and video["chunks_failed"] == 4
+    assert {f["code"] for f in video["failures"]} == {"caption_off_format"}
+
+    simulator.state.fault = None
+    simulator.state.reset()
+    again = document(index([clips / "street.mp4"], library_env))
+    assert again["marlin_calls"] == 4 and again["chunks_captioned"] == 4 and again["chunks_failed"] == 0
+    assert document(index([clips / "street.mp4"], library_env))["marlin_calls"] == 0  # now done for good
+
+
+def test_one_video_failing_entirely_does_not_stop_the_folder(clips, library_env, simulator):
+    simulator.state.fault = "error500"
+    simulator.state.fault_when = lambda record: abs((record.clip_duration or 0) - 24.0) < 0.5  # the field clip
+    result = index([clips], library_env, "--concurrency", "1")
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = document(result)
+    by_name = {v["path"].rsplit("/", 1)[-1]: v for v in report["videos"]}
+    assert by_name["street.mp4"]["status"] == "new" and by_name["street.mp4"]["chunks_done"] == 4
+    field = by_name["field.mp4"]
+    assert field["status"] == "failed" and field["chunks_failed"] == 1
+    assert field["failures"][0]["code"] == "server_error" and "HTTP 500" in field["failures"][0]["message"]
+    assert report["videos_failed"] == 1 and report["failed"][0]["source"].endswith("field.mp4")
+
+    human = invoke(["index", str(clips), "--no-transcribe"], library_env)  # the retry fails again: still a report
+    assert human.exit_code == 0 and "field.mp4" in human.stdout and "HTTP 500" in human.stdout
+
+
+def test_recaption_redoes_every_chunk_or_only_the_failed_ones(clips, library_env, simulator):
+    assert document(index([clips / "street.mp4"], library_env))["marlin_calls"] == 4
+    simulator.state.fault = "truncated"
+    simulator.state.fault_when = lambda record: (record.clip_duration or 0) < 30  # the 20 s tail chunk
+    redone = document(index([clips / "street.mp4"], library_env, "--recaption"))
+    assert redone["marlin_calls"] == 4 and redone["chunks_captioned"] == 3 and redone["chunks_failed"] == 1
+
+    simulator.state.fault = None
+    only_failed = document(index([clips / "street.mp4"], library_env, "--recaption", "--failed-only"))
+    assert only_failed["marlin_calls"] == 1 and only_failed["chunks_captioned"] == 1
+    assert invoke(["index", str(clips), "--failed-only"], library_env).exit_code == 2
+
+
+def test_a_run_with_nothing_to_do_writes_nothing_and_takes_no_lock(clips, library_env, simulator):
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.indexer import open_library
+
+    assert document(index([clips], library_env))["chunks_captioned"] == 5
+    def versions() -> dict[str, int]:  # read afresh: each index run writes through its own connection
+        library = open_library(load_settings(env=library_env))
+        return {name: library._table(name).version for name in ("videos", "chunks", "segments", "failures")
+                if name in library._names()}
+
+    before = versions()
+    for _ in range(3):
+        assert document(index([clips], library_env))["videos_unchanged"] == 2
+    assert versions() == before
+
+
+@pytest.fixture
+def held_lock(library_env):
+    """Another process indexing into the same database: its lock, held until released."""
+    import fcntl
+    from pathlib import Path
+
+    folder = Path(library_env["MARLIN_HOME"]) / "index"
+    folder.mkdir(parents=True, exist_ok=True)
+    handle = open(folder / ".index.lock", "w")
+    fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    yield handle
+    handle.close()
+
+
+def _short_lock_wait(library_env, seconds: float) -> None:
+    from pathlib import Path
+
+    config = Path(library_env["MARLIN_HOME"]) / "config.toml"
+    config.write_text(config.read_text() + f"\n[library]\nlock_wait = {seconds}\n")
+
+
+def test_asking_over_indexed_footage_needs_no_lock_while_another_process_indexes(clips, library_env, request):
+    assert index([clips / "field.mp4"], library_env).exit_code == 0
+    request.getfixturevalue("held_lock")
+    asked = invoke(["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"), "--json",
+                    "--no-transcribe"], library_env)
+    assert asked.exit_code == 0, asked.stdout + asked.stderr
+    assert document(asked)["found"] is True
+    assert document(index([clips / "field.mp4"], library_env))["videos_unchanged"] == 1
+
+
+def test_a_run_with_work_waits_for_the_other_process_then_goes_on(clips, library_env, held_lock):
+    import threading
+
+    threading.Timer(1.5, held_lock.close).start()  # the other run finishes
+    result = index([clips / "field.mp4"], library_env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    assert document(result)["chunks_captioned"] == 1
+
+
+def test_a_run_that_waited_its_bound_is_index_busy_not_a_server_problem(clips, library_env, held_lock):
+    _short_lock_wait(library_env, 0.5)
+    result = index([clips / "field.mp4"], library_env)
+    assert result.exit_code == 5
+    error = document(result)["error"]
+    assert error["code"] == "index_busy" and "waited" in error["message"] and "lock_wait" in error["hint"]
