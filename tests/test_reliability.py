@@ -3,7 +3,11 @@ video's failure never stops the rest, and every failure says what happened."""
 
 from __future__ import annotations
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 
 import pytest
 
@@ -151,3 +155,36 @@ def test_a_run_that_waited_its_bound_is_index_busy_not_a_server_problem(clips, l
     assert result.exit_code == 5
     error = document(result)["error"]
     assert error["code"] == "index_busy" and "waited" in error["message"] and "lock_wait" in error["hint"]
+
+
+def _cli_without(module: str, args: list[str], env: dict[str, str]):
+    """The CLI in a fresh interpreter where ``module`` cannot be imported (its extra not installed)."""
+    program = (f"import sys\nsys.modules[{module!r}] = None  # any import of it now fails\n"
+               f"from marlin_agent.cli.main import app\napp({json.dumps(args)})")
+    return subprocess.run([sys.executable, "-c", program], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env, "MARLIN_API_KEY": "", "MARLIN_MODEL": "", "MARLIN_MEDIA": ""})
+
+
+def test_ask_with_a_sheet_but_no_pillow_fails_before_any_work(clips, library_env, simulator, tmp_path):
+    result = _cli_without("PIL", ["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"),
+                                  "--sheet", str(tmp_path / "sheet.png"), "--json", "--no-transcribe"], library_env)
+    assert result.returncode == 2, result.stdout + result.stderr
+    error = json.loads(result.stdout)["error"]
+    assert error["code"] == "missing_dependency" and "marlin-agent[sheet]" in error["hint"]
+    assert simulator.state.received == 0  # not one Marlin call spent on an answer that could not be drawn
+
+
+def test_the_marlin_schema_extracts_without_the_llm_extra(clips, library_env, tmp_path):
+    out = tmp_path / "rows.jsonl"
+    result = _cli_without("pydantic_ai", ["extract", "--schema", "marlin", "--in", str(clips / "field.mp4"), "-o",
+                                          str(out), "--json", "--no-transcribe"], library_env)
+    assert result.returncode == 0, result.stdout + result.stderr
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(rows) == 1 and rows[0]["valid"] and rows[0]["data"]["events"]
+
+
+def test_usage_counts_every_request_the_server_saw_retries_included(clips, library_env, simulator):
+    simulator.state.fail_next = 2
+    result = invoke(["caption", str(clips / "field.mp4"), "--json"], library_env)
+    assert result.exit_code == 0, result.stderr
+    assert document(result)["usage"]["marlin_calls"] == simulator.state.received == 3

@@ -56,7 +56,9 @@ def _with_index_calls(answer: Answer, report, client: MarlinClient | None, **usa
     """The answer with everything Marlin spent counted in its usage: the indexing run's calls and
     tokens, and the tokens of the calls made while answering (the toolbox counts those calls)."""
     answering = client.usage if client is not None else Usage()
-    spent = {"marlin_calls": answer.usage.marlin_calls + report.marlin_calls,
+    # The client counts requests as the server saw them (retries included); the toolbox, which
+    # budgets calls, counts each call once.
+    spent = {"marlin_calls": max(answer.usage.marlin_calls, answering.marlin_calls) + report.marlin_calls,
              "marlin_prompt_tokens": report.marlin_prompt_tokens + answering.marlin_prompt_tokens,
              "marlin_completion_tokens": report.marlin_completion_tokens + answering.marlin_completion_tokens}
     return answer.model_copy(update={"usage": answer.usage.model_copy(update={**spent, **usage})})
@@ -127,6 +129,10 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
     contact sheet. ``planner_model`` (a pydantic-ai model) overrides the configured planner.
     """
     t = time.monotonic()
+    if sheet is not None:
+        from marlin_agent.media.sheet import require_pillow
+
+        require_pillow()  # before any work: a missing extra must not cost the answer
     if planner_model is None and settings.planner.enabled:
         from marlin_agent.chat_model import planner_model as build_model
 

@@ -11,10 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from pydantic import BaseModel
-from pydantic_ai import Agent, ModelRetry, RunUsage, StructuredDict, UsageLimits
-from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
 
-from marlin_agent.errors import PlannerUnavailable
+from marlin_agent.errors import MissingDependency, PlannerUnavailable
 from marlin_agent.extraction.schema import Schema, validation_errors
 from marlin_agent.extraction.units import Unit
 from marlin_agent.resources import data_path
@@ -33,7 +31,14 @@ def from_marlin(unit: Unit) -> Filled:
 
 
 class RowFiller:
+    """An LLM that fills ``schema`` from a unit's captions and speech (pydantic-ai; the planner extra).
+    Only schemas other than the built-in "marlin" one need it, so it is imported here, not above."""
+
     def __init__(self, schema: Schema, model, instructions: str | None = None, retries: int = 2) -> None:
+        try:
+            from pydantic_ai import Agent, ModelRetry, StructuredDict
+        except ImportError as exc:
+            raise MissingDependency("Filling a schema with an LLM", "planner") from exc
         self.schema = schema
         prompt = data_path("prompts/extract.md").read_text(encoding="utf-8")
         if instructions:
@@ -51,6 +56,9 @@ class RowFiller:
             return data
 
     async def fill(self, unit: Unit, max_tokens: int) -> Filled:
+        from pydantic_ai import RunUsage, UsageLimits
+        from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
+
         usage = RunUsage()
         self._errors = []
         try:

@@ -72,12 +72,14 @@ class MarlinClient:
         self.server = server
         self.base_url = server.base_url
         api_key = server.api_key.get_secret_value() if server.api_key else "EMPTY"
-        # The SDK retries connection errors, timeouts, 429 and 5xx with backoff.
+        # The SDK retries connection errors, timeouts, 429 and 5xx with backoff; the hook counts
+        # every request it sends, so usage shows what the server was asked, retries included.
         self._openai = openai.AsyncOpenAI(
             base_url=server.base_url,
             api_key=api_key,
             timeout=server.request_timeout,
             max_retries=server.max_retries,
+            http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [self._count_request]}),
         )
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
@@ -85,9 +87,14 @@ class MarlinClient:
         self._prompt_tokens = 0
         self._completion_tokens = 0
 
+    async def _count_request(self, request) -> None:
+        if request.method == "POST" and request.url.path.endswith("/chat/completions"):
+            self._calls += 1
+
     @property
     def usage(self) -> Usage:
-        """What this client has spent so far: requests answered and tokens the server reported."""
+        """What this client has spent so far: completion requests sent (retries included) and the
+        tokens the server reported."""
         return Usage(marlin_calls=self._calls, marlin_prompt_tokens=self._prompt_tokens,
                      marlin_completion_tokens=self._completion_tokens)
 
@@ -174,7 +181,6 @@ class MarlinClient:
                 raise
             except openai.APIError as exc:
                 raise await self._translate(exc) from exc
-        self._calls += 1
         return self._content_of(completion)
 
     def _content_of(self, completion: object) -> str:

@@ -45,12 +45,18 @@ def thumbnails(video: VideoInfo, start: float, end: float, count: int = THUMBNAI
     return pictures
 
 
-def write_sheet(rows: list[tuple[Moment, VideoInfo]], target: Path) -> Path:
-    """A PNG with one labelled strip of thumbnails per moment."""
+def require_pillow():
+    """Pillow's drawing modules, or MissingDependency: checked before a run that will draw a sheet."""
     try:
         from PIL import Image, ImageDraw
     except ImportError as exc:
         raise MissingDependency("Contact sheets", "sheet") from exc
+    return Image, ImageDraw
+
+
+def write_sheet(rows: list[tuple[Moment, VideoInfo]], target: Path) -> Path:
+    """A PNG with one labelled strip of thumbnails per moment."""
+    Image, ImageDraw = require_pillow()
     strips = []
     for moment, video in rows:
         frames = thumbnails(video, moment.start, moment.end)
