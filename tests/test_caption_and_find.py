@@ -84,8 +84,14 @@ def test_a_range_captions_only_that_part_with_video_times(footage, settings, sim
 
 
 def test_a_range_outside_the_video_is_refused(footage, settings):
-    with pytest.raises(InvalidTimeRange):
+    with pytest.raises(InvalidTimeRange, match="not inside short_field.mp4"):
         caption(footage["short_field"], settings, start=10, end=99)
+
+
+def test_a_range_that_ends_before_it_starts_says_so(footage, settings, simulator):
+    with pytest.raises(InvalidTimeRange, match="ends before it starts: --start 10 is not before --end 5"):
+        caption(footage["short_field"], settings, start=10, end=5)
+    assert simulator.state.received == 0
 
 
 def test_find_returns_the_true_span_of_an_event_that_exists(footage, settings):

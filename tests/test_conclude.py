@@ -57,7 +57,8 @@ def test_not_found_says_what_was_proposed_and_why_each_fell_short():
     text = summary("the goal", [], rejected, 1)
     assert text.startswith('Not found: "the goal" was not confirmed in the 1 video searched. Marlin proposed 4 span(s)')
     assert "street 0:05.0–0:09.0 (confidence 0.31: what Marlin describes there entails it 62%" in text
-    assert "0:50.0" in text and "1:10.0" not in text  # the three best reasons, not all
+    assert "0:50.0" in text and "1:10.0" not in text and text.endswith("; and 1 more.")  # the three best, and a count
+    assert "more" not in summary("the goal", [], rejected[:3], 1)
 
 
 def test_why_a_moment_fell_short_is_told_in_the_words_of_its_evidence():

@@ -188,3 +188,9 @@ def test_usage_counts_every_request_the_server_saw_retries_included(clips, libra
     result = invoke(["caption", str(clips / "field.mp4"), "--json"], library_env)
     assert result.exit_code == 0, result.stderr
     assert document(result)["usage"]["marlin_calls"] == simulator.state.received == 3
+
+
+def test_per_lists_its_choices_and_refuses_others(library_env):
+    assert "<video|chunk>" in invoke(["extract", "--help"], library_env).stdout
+    wrong = invoke(["extract", "--schema", "marlin", "--in", ".", "--per", "frame"], library_env)
+    assert wrong.exit_code == 2 and "'frame' is not one of 'video'," in wrong.stderr

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 from urllib.parse import urlparse
 
 import typer
@@ -181,7 +181,7 @@ def search_command(
 def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='The JSON Schema rows are filled with (or "marlin").')],
     labels: Annotated[Path, typer.Option("--labels", help='Labelled rows, JSON lines: {"video_id", "data", ["start", "end"]}.')],
-    videos: VideosOpt = None, per: Annotated[str, typer.Option("--per", help="video or chunk, as the labels are.")] = "video",
+    videos: VideosOpt = None, per: Annotated[Literal["video", "chunk"], typer.Option("--per", help="video or chunk, as the labels are.")] = "video",
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema.")] = None,
     out: OutOpt = None, results: ResultsOpt = RESULTS, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Literal, Optional
 
 import typer
 from rich.console import Console
@@ -104,7 +104,7 @@ def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
     within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
-    per: Annotated[str, typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
+    per: Annotated[Literal["video", "chunk"], typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
@@ -114,9 +114,6 @@ def extract_command(
     from marlin_agent.cli.render import show_extract
     from marlin_agent.extraction.job import extract
     from marlin_agent.extraction.schema import load_schema
-
-    if per not in ("video", "chunk"):
-        raise typer.BadParameter("--per is video or chunk")
 
     async def work(settings, progress):
         loaded = load_schema(schema)

@@ -39,7 +39,9 @@ def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None,
     """The chunks covering ``[start, end]`` of ``video`` (the whole video by default)."""
     lo = 0.0 if start is None else start
     hi = video.duration if end is None else end
-    if lo < 0 or hi > video.duration + 1e-3 or lo >= hi:
+    if lo >= hi:
+        raise InvalidTimeRange(f"the range ends before it starts: --start {lo:g} is not before --end {hi:g}")
+    if lo < 0 or hi > video.duration + 1e-3:
         raise InvalidTimeRange(
             f"the range {lo:.2f}–{hi:.2f} s is not inside {video.path.name} (0–{video.duration:.2f} s)"
         )

@@ -57,5 +57,7 @@ def summary(event: str, accepted: list[Moment], rejected: list[Moment], videos: 
         return f'Not found: nothing in the {where} searched resembles "{event}".'
     reasons = "; ".join(f"{m.video.title} {clock(m.start)}–{clock(m.end)} (confidence {m.confidence:.2f}: "
                         f"{weakest(m)})" for m in rejected[:3])
+    if len(rejected) > 3:
+        reasons += f"; and {len(rejected) - 3} more"
     return (f'Not found: "{event}" was not confirmed in the {where} searched. Marlin proposed {len(rejected)} '
             f"span(s), none backed by the evidence: {reasons}.")
