@@ -52,7 +52,7 @@ def make_planner(settings: Settings, tools: Toolbox, planner_model=None):
     return LLMPlanner(settings, tools, planner_model if planner_model is not None else build_model(settings.planner))
 
 
-def _with_index_calls(answer: Answer, report, client: MarlinClient | None, **usage) -> Answer:
+def _with_index_usage(answer: Answer, report, client: MarlinClient | None, **usage) -> Answer:
     """The answer with everything Marlin spent counted in its usage: the indexing run's calls and
     tokens, and the tokens of the calls made while answering (the toolbox counts those calls)."""
     answering = client.usage if client is not None else Usage()
@@ -118,7 +118,7 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
         answer = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
-    return _with_index_calls(answer, report, client)
+    return _with_index_usage(answer, report, client)
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
@@ -148,4 +148,4 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
             await draw_sheet(tools, answer, sheet)
-    return _with_index_calls(answer, report, client, seconds=round(time.monotonic() - t, 3))
+    return _with_index_usage(answer, report, client, seconds=round(time.monotonic() - t, 3))

@@ -336,30 +336,25 @@ class Library:
         """Full text and vectors over scenes, events and speech, fused by reciprocal rank."""
         if not query.strip() or "segments" not in self._names() or (video_ids is not None and not video_ids):
             return []
-        table = self._table("segments")
-        where = f"video_id IN ({_quote_ids(video_ids)})" if video_ids else None
         from lancedb.rerankers import RRFReranker
 
-        depth = max(20, 3 * k)
-        probes = self._probes()
-
+        table = self._table("segments")
+        where = f"video_id IN ({_quote_ids(video_ids)})" if video_ids else None
         # LanceDB runs both halves and fuses them by reciprocal rank; each half contributes its
         # top ``depth``, so a moment ranked well by only one of them still reaches the top k.
+        depth = max(20, 3 * k)
         hybrid = (table.search(query_type="hybrid", vector_column_name="vector", fts_columns="text")
-                  .vector(self.embedder.embed([query])[0]).text(query).nprobes(probes)
+                  .vector(self.embedder.embed([query])[0]).text(query).nprobes(self._probes())
                   .rerank(RRFReranker(K=_RRF_K)).limit(depth))
         hybrid = hybrid.where(where, prefilter=True) if where else hybrid
         # No select(): naming columns makes LanceDB 0.40 log a deprecation warning per query.
-        found = hybrid.to_arrow().to_pylist()[:k]
-        rows = {row["id"]: row for row in found}
-        fused = {row["id"]: row["_relevance_score"] for row in found}
-        best = list(rows)
-        videos = self._video_refs({rows[i]["video_id"] for i in best})
+        rows = hybrid.to_arrow().to_pylist()[:k]
+        videos = self._video_refs({row["video_id"] for row in rows})
         return [
-            SearchHit(video=videos.get(rows[i]["video_id"]) or VideoRef(id=rows[i]["video_id"], path="", title=""),
-                      start=rows[i]["start"], end=rows[i]["end"], text=rows[i]["text"], source=rows[i]["kind"],
-                      score=round(fused[i], 6))
-            for i in best
+            SearchHit(video=videos.get(row["video_id"]) or VideoRef(id=row["video_id"], path="", title=""),
+                      start=row["start"], end=row["end"], text=row["text"], source=row["kind"],
+                      score=round(row["_relevance_score"], 6))
+            for row in rows
         ]
 
     def _video_refs(self, ids: set[str]) -> dict[str, VideoRef]:
