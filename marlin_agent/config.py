@@ -40,7 +40,7 @@ class ServerSettings(BaseModel):
     api_key: SecretStr | None = None
     model: str = "NemoStation/Marlin-2B"
     media: MediaTransport = "auto"
-    request_timeout: float = Field(300.0, gt=0)
+    request_timeout: float | None = Field(None, gt=0, description="Unset: scaled to each clip.")
     max_retries: int = Field(3, ge=0)
     concurrency: int = Field(8, ge=1)
     caption_max_tokens: int = Field(1024, ge=16)
@@ -215,6 +215,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_API_KEY": ("server", "api_key"),
     "MARLIN_MODEL": ("server", "model"),
     "MARLIN_MEDIA": ("server", "media"),
+    "MARLIN_TIMEOUT": ("server", "request_timeout"),
     "MARLIN_PLANNER": ("planner", "model"),
     "MARLIN_PLANNER_BASE_URL": ("planner", "base_url"),
     "MARLIN_PLANNER_API_KEY": ("planner", "api_key"),

@@ -161,7 +161,18 @@ class ServerTimeout(ServerError):
     code = "server_timeout"
     default_hint = (
         "The server accepted the request but did not answer in time. A cold engine pays a "
-        "one-off warm-up on its first video; retry, or raise `request_timeout` in the config."
+        "one-off warm-up on its first video; retry, or allow more with --timeout or MARLIN_TIMEOUT."
+    )
+
+
+class ServerStopped(ServerError):
+    """The server answered earlier in the run, or accepted requests, and then answered no more."""
+
+    code = "server_stopped"
+    stops_run = True
+    default_hint = (
+        "It was killed, crashed or hangs: its log says why (out of memory is the usual cause). "
+        "What was done is kept; once it is back, the same command asks only for the rest."
     )
 
 

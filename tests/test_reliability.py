@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
 
 import pytest
 
+from evals.synthetic.simulator import MarlinSimulator
 from tests.test_cli import document, invoke
 
 
@@ -194,3 +196,58 @@ def test_per_lists_its_choices_and_refuses_others(library_env):
     assert "<video|chunk>" in invoke(["extract", "--help"], library_env).stdout
     wrong = invoke(["extract", "--schema", "marlin", "--in", ".", "--per", "frame"], library_env)
     assert wrong.exit_code == 2 and "'frame' is not one of 'video'," in wrong.stderr
+
+
+def test_a_hung_server_is_reported_in_two_timeouts_per_request_with_a_line_while_waiting(
+        clips, library_env, simulator):
+    simulator.state.fault = "hang"
+    result = invoke(["index", str(clips), "--no-transcribe", "--concurrency", "1", "--timeout", "0.6"], library_env)
+    assert result.exit_code == 3, result.stdout + result.stderr
+    said = " ".join(result.stderr.split())
+    assert "stopped answering" in said and "2 requests in a row" in said
+    assert "has not answered" in said and "(--timeout sets this)" in said  # said while it waited
+    assert simulator.state.received == 4  # two chunks, each sent twice; nothing after the server was given up on
+
+
+def test_the_timeout_comes_from_marlin_timeout_and_otherwise_scales_with_the_clip(tmp_path):
+    from marlin_agent.config import load_settings
+    from marlin_agent.marlin.client import request_timeout
+
+    scaled = load_settings(env={"MARLIN_HOME": str(tmp_path)}).server
+    assert request_timeout(scaled, 60.0) == 120.0 and request_timeout(scaled, 3.0) == 34.5
+    fixed = load_settings(env={"MARLIN_HOME": str(tmp_path), "MARLIN_TIMEOUT": "45"}).server
+    assert request_timeout(fixed, 60.0) == request_timeout(fixed, 3.0) == 45.0
+    assert load_settings({"server.request_timeout": 9}, env={"MARLIN_HOME": str(tmp_path)}).server.request_timeout == 9
+
+
+def test_a_server_that_dies_mid_run_is_named_and_the_work_done_is_kept(clips, library_env, simulator):
+    simulator.state.fault = "die"
+    simulator.state.fault_when = lambda record: record.clip_duration and record.clip_duration < 30  # street's tail
+    result = index([clips / "street.mp4"], library_env, "--concurrency", "1")
+    assert result.exit_code == 3
+    error = document(result)["error"]
+    assert error["code"] == "server_stopped" and simulator.base_url in error["message"]
+    answered = int(re.search(r"stopped answering after (\d) answer", error["message"]).group(1))
+    assert answered >= 1 and "three ways" not in error["hint"] and "only for the rest" in error["hint"]
+
+    with MarlinSimulator() as revived:  # back up (on a new port): only the missing chunks are asked for
+        again = document(index([clips / "street.mp4"], {**library_env, "MARLIN_BASE_URL": revived.base_url}))
+        assert again["marlin_calls"] == again["chunks_captioned"] == 4 - answered
+
+
+def test_a_server_answering_500_fails_the_chunks_with_the_status_and_the_rest_goes_on(clips, library_env, simulator):
+    simulator.state.fault = "error500"
+    result = index([clips], library_env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    report = document(result)
+    assert report["videos_failed"] == 2 and report["chunks_failed"] == 5
+    assert {f["code"] for v in report["videos"] for f in v["failures"]} == {"server_error"}
+
+
+def test_a_server_answering_an_html_page_stops_the_run_at_once_pointing_at_the_url(clips, library_env, simulator):
+    simulator.state.fault = "garbage"  # a web server, not an API: every request would meet the same page
+    result = index([clips], library_env, "--concurrency", "1")
+    assert result.exit_code == 3
+    error = document(result)["error"]
+    assert error["code"] == "server_bad_response" and "/v1" in error["hint"]
+    assert simulator.state.received == 1

@@ -57,7 +57,8 @@ class SimulatorState:
     allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
-    # Misbehaviour. Transport: "error500", "hang", "garbage" (an HTML page), "deny_model". A 200
+    # Misbehaviour. Transport: "error500", "hang", "garbage" (an HTML page), "deny_model", "die"
+    # (the process goes away: this request's connection drops, later ones are refused). A 200
     # with a broken answer: "empty" (no content), "prose" (a paragraph, no caption format),
     # "truncated" (the caption cut off mid-event). With ``fault_when`` set, only the requests it
     # picks (by what was sent: clip length, prompt) misbehave; the rest are answered well.
@@ -291,9 +292,13 @@ class _Handler(BaseHTTPRequestHandler):
             self._error(403, "Access to model NemoStation/Marlin-2B is restricted.", "PermissionDeniedError")
         elif fault == "hang":
             time.sleep(3600)
+        elif fault == "die":
+            server = self.server
+            threading.Thread(target=lambda: (server.shutdown(), server.server_close()), daemon=True).start()
+            self.close_connection = True  # no answer at all: the connection just ends
 
 
-_TRANSPORT_FAULTS = {"garbage", "error500", "deny_model", "hang"}
+_TRANSPORT_FAULTS = {"garbage", "error500", "deny_model", "hang", "die"}
 
 
 def _broken_answer(fault: str, content: str) -> str:

@@ -54,7 +54,7 @@ def index_command(
     again = ("failed" if failed_only else "all") if recaption else None
     library_command(
         as_json, server, db, no_transcribe,
-        lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again, on_wait=say),
+        lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again),
         {},
         show_index_report,
     )

@@ -20,6 +20,8 @@ ApiKeyOpt = Annotated[Optional[str], typer.Option("--api-key", help="API key for
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name the server serves (env MARLIN_MODEL).")]
 MediaOpt = Annotated[Optional[str], typer.Option("--media", help="How clips reach the server: auto, file or base64 (env MARLIN_MEDIA).")]
 ConcurrencyOpt = Annotated[Optional[int], typer.Option("--concurrency", help="Requests in flight at once.")]
+TimeoutOpt = Annotated[Optional[float], typer.Option(
+    "--timeout", help="Seconds a request may take (env MARLIN_TIMEOUT); default scales with the clip, 2 min per 60 s.")]
 ChunkOpt = Annotated[Optional[float], typer.Option("--chunk-seconds", help="Chunk length; Marlin reads ~60 s at a time.")]
 StartOpt = Annotated[Optional[float], typer.Option("--start", help="Only look from this second on.")]
 EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to this second.")]
@@ -32,7 +34,8 @@ NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip spe
 _SERVER_FLAGS = {
     "base_url": (BaseUrlOpt, "server.base_url"), "api_key": (ApiKeyOpt, "server.api_key"),
     "model": (ModelOpt, "server.model"), "media": (MediaOpt, "server.media"),
-    "concurrency": (ConcurrencyOpt, "server.concurrency"), "chunk_seconds": (ChunkOpt, "media.chunk_seconds"),
+    "concurrency": (ConcurrencyOpt, "server.concurrency"), "timeout": (TimeoutOpt, "server.request_timeout"),
+    "chunk_seconds": (ChunkOpt, "media.chunk_seconds"),
 }
 
 

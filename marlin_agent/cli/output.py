@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import sys
 from collections.abc import Awaitable, Callable
 from contextlib import contextmanager
@@ -26,6 +27,21 @@ stderr = Console(stderr=True)
 def say(message: str) -> None:
     """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
     stderr.print(f"[dim]{message}[/]", highlight=False)
+
+
+class _SayNotices(logging.Handler):
+    """The library's warnings (a slow server, a wait for a lock) as progress lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        say(self.format(record))
+
+
+def show_notices() -> None:
+    """Route marlin_agent's warnings to stderr as progress lines (once per process)."""
+    logger = logging.getLogger("marlin_agent")
+    if not any(isinstance(h, _SayNotices) for h in logger.handlers):
+        logger.addHandler(_SayNotices(logging.WARNING))
+        logger.propagate = False
 
 
 def secrets_of(settings=None, *more: str | None) -> list[str]:
@@ -66,6 +82,7 @@ def fail(exc: MarlinAgentError, as_json: bool, secrets: list[str] | None = None)
 
 def run(as_json: bool, work: Callable[[], Awaitable[Any]]) -> Any:
     """Run ``work``; turn our errors into a JSON error or a one-line message and an exit code."""
+    show_notices()
     try:
         return asyncio.run(work())
     except MarlinAgentError as exc:

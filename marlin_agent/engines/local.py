@@ -18,7 +18,7 @@ def with_server(settings: Settings, base_url: str, model: str, engine: str | Non
     update: dict = {"base_url": base_url, "model": model}
     if engine == "cpu":
         update |= {"concurrency": CPU_CONCURRENCY,
-                   "request_timeout": max(settings.server.request_timeout, CPU_REQUEST_TIMEOUT)}
+                   "request_timeout": max(settings.server.request_timeout or 0.0, CPU_REQUEST_TIMEOUT)}
     return settings.model_copy(update={"server": settings.server.model_copy(update=update)})
 
 

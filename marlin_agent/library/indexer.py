@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import fcntl
+import logging
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -19,7 +20,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import Caption, Chunk, ChunkFailure, Say, Usage, VideoInfo
+from marlin_agent.domain import Caption, Chunk, ChunkFailure, Usage, VideoInfo
 from marlin_agent.errors import ChunkFailed, IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.store import Library, VideoRecord, chunk_id
@@ -36,6 +37,8 @@ from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.media.download import download_url
 from marlin_agent.media.probe import probe_video
 from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
+
+log = logging.getLogger(__name__)
 
 # Videos worked on at once; each still shares the client's request limit.
 _VIDEOS_IN_FLIGHT = 4
@@ -278,12 +281,13 @@ class WriteLock:
     """The database's indexing lock, taken only when a run has something to write.
 
     Reading the index (and runs that find everything indexed) never takes it; a run that must
-    write waits up to ``wait`` seconds for another process to finish, saying so once, and only
-    then gives up with ``IndexBusy``. The lock dies with its process.
+    write waits up to ``wait`` seconds for another process to finish, saying so once (a warning
+    on this module's logger, which the CLI shows), and only then gives up with ``IndexBusy``.
+    The lock dies with its process.
     """
 
-    def __init__(self, db_path: str, wait: float, say: Say | None = None) -> None:
-        self.db_path, self.wait, self.say = db_path, wait, say
+    def __init__(self, db_path: str, wait: float) -> None:
+        self.db_path, self.wait = db_path, wait
         self._handle = None
         self._guard = asyncio.Lock()
 
@@ -306,9 +310,8 @@ class WriteLock:
                     handle.close()
                     raise IndexBusy(f"{self.db_path} is being indexed by another process "
                                     f"(waited {self.wait:.0f} s)") from None
-                if not said and self.say is not None:
-                    self.say(f"waiting for another process indexing into {self.db_path} "
-                             f"(up to {self.wait:.0f} s)")
+                if not said:
+                    log.warning("waiting for another process indexing into %s (up to %.0f s)", self.db_path, self.wait)
                     said = True
                 time.sleep(0.25)
 
@@ -330,14 +333,14 @@ def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
 
 async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
                        on_progress: Callable[[IndexProgress], None] | None = None,
-                       recaption: Recaption | None = None, on_wait: Say | None = None) -> IndexReport:
+                       recaption: Recaption | None = None) -> IndexReport:
     """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
     ``recaption``, caption again every chunk, or the ones that failed)."""
     resolved = await asyncio.to_thread(resolve, inputs, settings)
     library = library or await asyncio.to_thread(open_library, settings)
     transcriber = Transcriber(settings.library.whisper_model) if settings.library.transcribe else None
     client = MarlinClient(settings.server) if settings.server.base_url else None
-    lock = WriteLock(settings.db_path, settings.library.lock_wait, on_wait)
+    lock = WriteLock(settings.db_path, settings.library.lock_wait)
     try:
         indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock)
         return await indexer.run(resolved.videos, resolved.skipped)

@@ -9,7 +9,10 @@ from __future__ import annotations
 import asyncio
 import base64
 import ipaddress
+import logging
 import math
+import random
+import time
 from pathlib import Path
 from urllib.parse import urlparse
 
@@ -29,6 +32,7 @@ from marlin_agent.errors import (
     ServerNotConfigured,
     ServerProtocolError,
     ServerRejected,
+    ServerStopped,
     ServerTimeout,
     ServerUnavailable,
 )
@@ -63,8 +67,61 @@ def video_budget(duration: float, server: ServerSettings) -> dict:
     }
 
 
+log = logging.getLogger(__name__)
+
+# Without --timeout, a request may take this long plus this much per second of clip. A 60 s
+# clip at the training budget prefills in about a second on a GPU and its caption takes tens of
+# seconds at most; two minutes leaves room for a queue and a cold engine, and a hung server is
+# reported in minutes rather than the SDK's default ten per attempt.
+TIMEOUT_BASE_SECONDS = 30.0
+TIMEOUT_PER_CLIP_SECOND = 1.5
+# A request out this long gets a line saying so (at most one such line per interval).
+SLOW_AFTER_SECONDS = 20.0
+# A request that timed out is sent once more; a second timeout is final for that request, and
+# two requests in a row ending so, with no answer in between, mean the server stopped answering.
+_TIMEOUT_ATTEMPTS = 2
+_STALLED_REQUESTS = 2
+_RETRY_AFTER_CAP = 60.0
+_LISTING_TIMEOUT = 30.0
+
+
+def request_timeout(server: ServerSettings, clip_seconds: float) -> float:
+    """How long one request about a clip of ``clip_seconds`` may take: as set, else scaled to the clip."""
+    if server.request_timeout is not None:
+        return server.request_timeout
+    return round(TIMEOUT_BASE_SECONDS + TIMEOUT_PER_CLIP_SECOND * clip_seconds, 1)
+
+
+def _retryable(exc: openai.APIError) -> bool:
+    """Worth sending again: the connection broke, or the server said it was busy or failing."""
+    if isinstance(exc, openai.APIConnectionError):
+        return True
+    if isinstance(exc, openai.APIStatusError):
+        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    return False
+
+
+def _backoff(attempt: int, exc: openai.APIError) -> float:
+    """Seconds before the next attempt: what the server asked for (within reason), else
+    exponential with jitter so a crowd of retries does not arrive together."""
+    if isinstance(exc, openai.APIStatusError):
+        headers = exc.response.headers
+        for name, unit in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
+            try:
+                asked = float(headers.get(name, "")) / unit
+            except ValueError:
+                continue
+            if 0 <= asked <= _RETRY_AFTER_CAP:
+                return asked
+    return min(8.0, 0.5 * 2 ** attempt) * random.uniform(0.75, 1.0)
+
+
 class MarlinClient:
-    """Caption and ground staged clips; bounded concurrency, retries, typed errors."""
+    """Caption and ground staged clips; bounded concurrency, retries, typed errors.
+
+    A request the server is slow to answer is a warning on this module's logger (the CLI shows
+    it), so a long wait is never silent.
+    """
 
     def __init__(self, server: ServerSettings) -> None:
         if not server.base_url:
@@ -72,18 +129,21 @@ class MarlinClient:
         self.server = server
         self.base_url = server.base_url
         api_key = server.api_key.get_secret_value() if server.api_key else "EMPTY"
-        # The SDK retries connection errors, timeouts, 429 and 5xx with backoff; the hook counts
-        # every request it sends, so usage shows what the server was asked, retries included.
+        # Retries are this client's (see ``_create``), so that a timeout is not waited out four
+        # times; the hook counts every request sent, so usage shows what the server was asked.
         self._openai = openai.AsyncOpenAI(
             base_url=server.base_url,
             api_key=api_key,
-            timeout=server.request_timeout,
-            max_retries=server.max_retries,
+            timeout=_LISTING_TIMEOUT,  # completions set their own, scaled to the clip
+            max_retries=0,
             http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [self._count_request]}),
         )
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
         self._calls = 0
+        self._answers = 0
+        self._final_timeouts = 0  # requests in a row that ran out of time, with no answer since
+        self._slow_said_at = -math.inf
         self._prompt_tokens = 0
         self._completion_tokens = 0
 
@@ -168,20 +228,67 @@ class MarlinClient:
         ]
         extra_body = {"mm_processor_kwargs": video_budget(clip.chunk.duration, self.server)} \
             if self.server.send_video_budget else None
+        request = {"model": self.server.model, "messages": [{"role": "user", "content": content}],
+                   "temperature": 0, "max_tokens": max_tokens, "extra_body": extra_body}
         async with self._slots:
+            completion = await self._create(clip, request)
+        return self._content_of(completion)
+
+    async def _create(self, clip: StagedClip, request: dict) -> object:
+        """One completion, sent again after a broken connection, a busy or failing server (up to
+        ``max_retries`` times) or a timeout (once)."""
+        timeout = request_timeout(self.server, clip.chunk.duration)
+        attempt = timeouts = 0
+        while True:
+            watch = asyncio.create_task(self._say_when_slow(clip, timeout))
             try:
-                completion = await self._openai.chat.completions.create(
-                    model=self.server.model,
-                    messages=[{"role": "user", "content": content}],
-                    temperature=0,
-                    max_tokens=max_tokens,
-                    extra_body=extra_body,
-                )
+                completion = await self._openai.chat.completions.create(**request, timeout=timeout)
             except (openai.BadRequestError, openai.UnprocessableEntityError):
                 raise
             except openai.APIError as exc:
-                raise await self._translate(exc) from exc
-        return self._content_of(completion)
+                if isinstance(exc, openai.APITimeoutError):
+                    timeouts += 1
+                    if timeouts < _TIMEOUT_ATTEMPTS:
+                        continue
+                    self._final_timeouts += 1
+                elif _retryable(exc) and attempt < self.server.max_retries:
+                    await asyncio.sleep(_backoff(attempt, exc))
+                    attempt += 1
+                    continue
+                raise await self._translate_final(exc, timeout) from exc
+            finally:
+                watch.cancel()
+            self._answers += 1
+            self._final_timeouts = 0
+            return completion
+
+    async def _say_when_slow(self, clip: StagedClip, timeout: float) -> None:
+        wait = min(SLOW_AFTER_SECONDS, timeout / 4)
+        await asyncio.sleep(wait)
+        now = time.monotonic()
+        if now - self._slow_said_at < SLOW_AFTER_SECONDS:
+            return
+        self._slow_said_at = now
+        chunk = clip.chunk
+        log.warning("the Marlin server at %s has not answered about %.0f–%.0f s for %.0f s; waiting up to %.0f s "
+                    "(--timeout sets this)", self.base_url, chunk.start, chunk.end, wait, timeout)
+
+    async def _translate_final(self, exc: openai.APIError, timeout: float) -> MarlinAgentError:
+        """The error a request ends with, once retrying is over; a server that answered earlier and
+        now cannot be reached, or that lets request after request run out of time, has stopped."""
+        if isinstance(exc, openai.APITimeoutError):
+            if self._final_timeouts >= _STALLED_REQUESTS:
+                return ServerStopped(
+                    f"the Marlin server at {self.base_url} stopped answering: {self._final_timeouts} requests in a row "
+                    f"got no answer within {timeout:.0f} s, each sent twice",
+                    hint=("If it is only slow (a CPU engine, a long queue), raise --timeout or MARLIN_TIMEOUT; "
+                          "otherwise its log says why. What was done is kept: the same command asks only the rest."))
+            return ServerTimeout(f"the Marlin server at {self.base_url} did not answer within {timeout:.0f} s "
+                                 f"(sent twice)")
+        if isinstance(exc, openai.APIConnectionError) and self._answers:
+            return ServerStopped(f"the Marlin server at {self.base_url} stopped answering after {self._answers} "
+                                 f"answer(s) this run: the connection is refused or broken")
+        return await self._translate(exc)
 
     def _content_of(self, completion: object) -> str:
         if not isinstance(completion, ChatCompletion) or not completion.choices:
@@ -195,8 +302,6 @@ class MarlinClient:
 
     async def _translate(self, exc: openai.APIError) -> MarlinAgentError:
         where = self.base_url
-        if isinstance(exc, openai.APITimeoutError):
-            return ServerTimeout(f"the Marlin server at {where} did not answer within {self.server.request_timeout:.0f} s")
         if isinstance(exc, openai.APIConnectionError):
             return ServerUnavailable(f"cannot reach a Marlin server at {where}")
         if isinstance(exc, openai.AuthenticationError):
