@@ -129,6 +129,15 @@ class IndexBusy(MarlinAgentError):
                     "raise [library] lock_wait, or use another --db.")
 
 
+class DbReadOnly(MarlinAgentError):
+    """The index is in a place this process may read but not write."""
+
+    code = "db_read_only"
+    exit_code = 2
+    default_hint = ("Reading it works: search, and ask over footage it already holds. To index, point --db "
+                    "(or [library] db) at a writable folder, or make this one writable.")
+
+
 class ConfigError(MarlinAgentError):
     code = "config_invalid"
     exit_code = 2

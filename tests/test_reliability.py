@@ -251,3 +251,106 @@ def test_a_server_answering_an_html_page_stops_the_run_at_once_pointing_at_the_u
     error = document(result)["error"]
     assert error["code"] == "server_bad_response" and "/v1" in error["hint"]
     assert simulator.state.received == 1
+
+
+def _namespaces_work() -> bool:
+    try:
+        return subprocess.run(["unshare", "-rm", "true"], capture_output=True, timeout=30).returncode == 0
+    except (OSError, subprocess.SubprocessError):
+        return False
+
+
+def _cli_with_read_only(folder, args: list[str], env: dict[str, str]):
+    """The CLI with ``folder`` mounted read-only: a user and mount namespace of its own, so it
+    holds even for root (to whom permission bits mean nothing) and needs no privileges."""
+    script = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script, "sh", str(folder), sys.executable, "-m",
+                           "marlin_agent", *args], capture_output=True, text=True, timeout=600,
+                          env={**os.environ, **env, "MARLIN_API_KEY": "", "MARLIN_MODEL": "", "MARLIN_MEDIA": ""})
+
+
+@pytest.mark.skipif(not _namespaces_work(), reason="no user namespaces here to mount a folder read-only")
+def test_a_read_only_index_can_be_read_and_refuses_writes_with_a_clear_error(clips, library_env, simulator):
+    from pathlib import Path
+
+    assert index([clips / "field.mp4"], library_env).exit_code == 0
+    db = Path(library_env["MARLIN_HOME"]) / "index"
+
+    asked = _cli_with_read_only(db, ["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"),
+                                     "--json", "--no-transcribe"], library_env)
+    assert asked.returncode == 0, asked.stdout + asked.stderr
+    assert json.loads(asked.stdout)["found"] is True
+    searched = _cli_with_read_only(db, ["search", "red circle", "--json"], library_env)
+    assert searched.returncode == 0 and json.loads(searched.stdout)["results"], searched.stderr
+
+    simulator.state.reset()
+    simulator.state.received = 0
+    more = _cli_with_read_only(db, ["index", str(clips / "street.mp4"), "--json", "--no-transcribe"], library_env)
+    error = json.loads(more.stdout)["error"]
+    assert more.returncode == 2 and error["code"] == "db_read_only" and "--db" in error["hint"]
+    assert simulator.state.received == 0  # refused before any footage was sent
+    inside = _cli_with_read_only(db, ["index", str(clips / "field.mp4"), "--db", str(db / "new"), "--json"],
+                                 library_env)
+    assert inside.returncode == 2 and json.loads(inside.stdout)["error"]["code"] == "db_read_only"
+    assert "Traceback" not in more.stderr + inside.stderr
+
+
+def test_many_short_videos_keep_every_request_slot_busy(tmp_path, library_env, simulator):
+    from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video
+
+    folder = tmp_path / "short"
+    folder.mkdir()
+    for n, (colour, shape) in enumerate([(c, s) for c in ("red", "blue", "yellow", "white") for s in ("circle", "square")]):
+        make_video(folder / f"clip{n}.mp4", FootageSpec(duration=2.0, width=96, height=64, fps=4, events=[
+            SyntheticEvent(colour=colour, shape=shape, start=0.25, end=1.75)]))
+    simulator.state.latency = 1.5
+    report = document(index([folder], library_env, "--concurrency", "8"))
+    assert report["videos_new"] == 8
+    assert simulator.state.peak_in_flight >= 6  # one chunk each: only requests across videos overlap
+
+
+def test_a_renamed_copy_is_listed_under_the_name_the_user_gave(clips, library_env, tmp_path):
+    assert index([clips / "field.mp4"], library_env).exit_code == 0
+    renamed = tmp_path / "elsewhere" / "final-cut.mp4"
+    renamed.parent.mkdir()
+    shutil.copy(clips / "field.mp4", renamed)
+    (video,) = document(index([renamed], library_env))["videos"]
+    assert video["status"] == "unchanged" and video["title"] == "final-cut" and video["path"] == str(renamed)
+    hits = document(invoke(["search", "red circle", "--json"], library_env))["results"]
+    assert {hit["video"]["title"] for hit in hits} == {"final-cut"}
+
+
+def test_the_run_says_how_many_videos_it_is_still_looking_at_before_any_total_is_known(clips, library_env):
+    import asyncio
+
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.indexer import index_inputs
+
+    events = []
+    settings = load_settings({"library.transcribe": False}, env=library_env)
+    asyncio.run(index_inputs([str(clips)], settings, on_progress=events.append))
+    first = events[0]
+    assert (first.video, first.looking, first.overall_total) == ("", 2, 0)
+    assert events[-1].looking == 0 and events[-1].overall_done == events[-1].overall_total == 5
+    assert all(e.looking >= later.looking for e, later in zip(events, events[1:]))
+
+
+def test_library_commands_show_no_model_loading_bars_and_help_shows_flags_as_flags(clips, library_env):
+    assert index([clips / "field.mp4"], library_env).exit_code == 0
+    searched = invoke(["search", "red circle", "--json"], library_env)
+    assert searched.exit_code == 0 and "Loading weights" not in searched.stderr
+    for command in (["index"], ["ask"], ["engine", "start"], []):
+        shown = invoke([*command, "--help"], library_env).stdout
+        assert "<bool>" not in shown and "--help" in shown
+    assert "<float>" in invoke(["index", "--help"], library_env).stdout  # options that take values keep their type
+
+
+def test_doctor_describes_the_index_once_and_plainly(clips, library_env):
+    from pathlib import Path
+
+    (Path(library_env["MARLIN_HOME"]) / "index").mkdir(parents=True)
+    empty = {c["name"]: c for c in document(invoke(["doctor", "--json", "--no-start"], library_env))["checks"]}
+    assert empty["index"]["detail"].startswith("0 videos (0 chunks) at ")
+    assert index([clips], library_env).exit_code == 0
+    full = {c["name"]: c for c in document(invoke(["doctor", "--json", "--no-start"], library_env))["checks"]}
+    assert re.fullmatch(r"2 videos \(5 chunks; \d+ events, 5 scenes\) at .*", full["index"]["detail"])

@@ -8,11 +8,11 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from marlin_agent.cli.options import JsonOpt
+from marlin_agent.cli.options import CommandApp, JsonOpt
 from marlin_agent.cli.output import emit_json, run_blocking, say
 from marlin_agent.config import load_settings
 
-engine_app = typer.Typer(help="Local engines (vLLM, SGLang, MLX, CPU), each in its own environment under $MARLIN_HOME.",
+engine_app = CommandApp(help="Local engines (vLLM, SGLang, MLX, CPU), each in its own environment under $MARLIN_HOME.",
                          no_args_is_help=True)
 
 EngineArg = Annotated[Optional[str], typer.Argument(help="vllm, sglang, mlx or cpu (default: what setup chose, else what this machine suits).", show_default=False)]

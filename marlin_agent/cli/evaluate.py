@@ -11,6 +11,7 @@ from rich.console import Console
 from rich.table import Table
 
 from marlin_agent.cli.options import (
+    CommandApp,
     DbOpt,
     JsonOpt,
     ServerFlags,
@@ -19,7 +20,7 @@ from marlin_agent.cli.options import (
 from marlin_agent.cli.output import chunk_progress, emit_json, run
 from marlin_agent.errors import InputError
 
-eval_app = typer.Typer(help="Measure grounding, presence verification and search against any Marlin server.",
+eval_app = CommandApp(help="Measure grounding, presence verification and search against any Marlin server.",
                        no_args_is_help=True)
 
 DataOpt = Annotated[Path, typer.Option("--data", help="TimeLens-format annotations: {video_id: {duration, spans, queries}}.")]

@@ -9,6 +9,7 @@ import typer
 
 from marlin_agent.cli import engine, evaluate, footage, setup, video
 from marlin_agent.cli.options import (
+    CommandApp,
     DbOpt,
     ServerFlags,
     takes_server_flags,
@@ -17,7 +18,7 @@ from marlin_agent.cli.output import stderr
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.version import __version__
 
-app = typer.Typer(
+app = CommandApp(
     name="marlin-agent",
     help="Ask questions of your footage with Marlin-2B: captions, grounded moments, evidence.",
     no_args_is_help=True,

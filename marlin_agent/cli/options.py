@@ -11,8 +11,38 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
+from typer.core import TyperCommand, TyperGroup, TyperOption
 
 from marlin_agent.config import Settings, load_settings
+
+
+def _untyped_flags(params: list) -> list:
+    # Typer labels every option with its type; an on/off flag takes no value, and "--json <bool>"
+    # reads as if it wanted one. (Typer carries its own copy of click: its classes, not click's.)
+    for param in params:
+        if isinstance(param, TyperOption) and param.is_flag and param.metavar is None:
+            param.metavar = ""
+    return params
+
+
+class _Command(TyperCommand):
+    def get_params(self, ctx: Any) -> list:
+        return _untyped_flags(super().get_params(ctx))
+
+
+class _Group(TyperGroup):
+    def get_params(self, ctx: Any) -> list:
+        return _untyped_flags(super().get_params(ctx))
+
+
+class CommandApp(typer.Typer):
+    """A Typer app whose help lists flags as flags: ``--json``, not ``--json <bool>``."""
+
+    def __init__(self, **options: Any) -> None:
+        super().__init__(cls=_Group, **options)
+
+    def command(self, *args: Any, cls: type[TyperCommand] | None = None, **options: Any):
+        return super().command(*args, cls=cls or _Command, **options)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document on stdout; logs go to stderr.")]
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Marlin server API root (env MARLIN_BASE_URL).")]

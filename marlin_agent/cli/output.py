@@ -16,7 +16,17 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 from marlin_agent.domain import SCHEMA_VERSION
 from marlin_agent.errors import MarlinAgentError
@@ -113,19 +123,35 @@ def chunk_progress(label: str, enabled: bool):
         yield lambda done, total: progress.update(task, completed=done, total=total)
 
 
+class _Count(ProgressColumn):
+    """done/total, or nothing while the total is unknown (no "0/?")."""
+
+    def render(self, task: Task) -> Text:
+        return Text("" if task.total is None else f"{task.completed:.0f}/{task.total:.0f}", style="progress.download")
+
+
 @contextmanager
 def index_progress(enabled: bool):
-    """Overall and per-video bars for indexing runs, on stderr when it is a terminal."""
+    """An overall bar for indexing runs and one per video being captioned, on stderr when it is a terminal."""
     if not enabled or not stderr.is_terminal:
         yield None
         return
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    columns = (TextColumn("{task.description}"), BarColumn(), _Count(), TimeElapsedColumn())
     with Progress(*columns, console=stderr, transient=True) as progress:
-        overall = progress.add_task("all chunks", total=None)
-        per_video: dict[str, int] = {}
+        overall = progress.add_task("looking at the footage", total=None)
+        per_video: dict[str, TaskID] = {}
 
         def update(event) -> None:
-            progress.update(overall, completed=event.overall_done, total=event.overall_total)
+            known = event.overall_total or not event.looking
+            description = "all chunks" + (f" (looking at {event.looking} more videos)" if event.looking else "")
+            progress.update(overall, description=description, completed=event.overall_done,
+                            total=event.overall_total if known else None)
+            if not event.video:
+                return
+            if event.video_done >= event.video_total:  # finished, or nothing to do: no bar of its own
+                if event.video in per_video:
+                    progress.remove_task(per_video.pop(event.video))
+                return
             if event.video not in per_video:
                 per_video[event.video] = progress.add_task(f"  {event.video}", total=event.video_total)
             progress.update(per_video[event.video], completed=event.video_done)

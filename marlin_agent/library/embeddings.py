@@ -24,6 +24,10 @@ class Embedder:
                     from sentence_transformers import SentenceTransformer
                 except ImportError as exc:
                     raise MissingDependency("Search and indexing", "library") from exc
+                from transformers.utils import logging as transformers_logging
+
+                # Its "Loading weights" bar would show on every command that searches or indexes.
+                transformers_logging.disable_progress_bar()
                 self._model = SentenceTransformer(self.name, device="cpu")
             return self._model
 

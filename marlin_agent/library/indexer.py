@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import fcntl
 import logging
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -21,9 +22,17 @@ from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Caption, Chunk, ChunkFailure, Usage, VideoInfo
-from marlin_agent.errors import ChunkFailed, IndexBusy, MarlinAgentError, MissingDependency, ServerNotConfigured
+from marlin_agent.errors import (
+    ChunkFailed,
+    DbReadOnly,
+    IndexBusy,
+    MarlinAgentError,
+    MissingDependency,
+    ServerNotConfigured,
+)
+from marlin_agent.library.batching import GroupWriter
 from marlin_agent.library.embeddings import Embedder
-from marlin_agent.library.store import Library, VideoRecord, chunk_id
+from marlin_agent.library.store import ChunkWrite, FailureWrite, Library, VideoRecord, Writes, chunk_id
 from marlin_agent.library.transcripts import (
     SubtitlesUnreadable,
     Transcriber,
@@ -40,8 +49,13 @@ from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVid
 
 log = logging.getLogger(__name__)
 
-# Videos worked on at once; each still shares the client's request limit.
-_VIDEOS_IN_FLIGHT = 4
+# Videos worked on at once: enough that short videos (one chunk each) keep every request slot
+# of the client busy while the next ones are probed and staged; the client still bounds requests.
+_MIN_VIDEOS_IN_FLIGHT = 4
+
+
+def videos_in_flight(concurrency: int) -> int:
+    return max(_MIN_VIDEOS_IN_FLIGHT, 2 * concurrency)
 
 
 # ``index --recaption``: every chunk again (a new model or prompt), or only the failed ones.
@@ -79,14 +93,30 @@ class IndexReport(BaseModel):
 
 
 @dataclass
+class _Snapshot:
+    """What the index held when read: one read per run (and once more when the write lock is
+    taken), instead of two queries per video."""
+
+    videos: dict[str, VideoRecord]
+    done: set[str]
+    failed: set[str]
+
+    @classmethod
+    def read(cls, library: Library) -> _Snapshot:
+        return cls(videos={v.id: v for v in library.list_videos()}, done=library.done_chunk_ids(),
+                   failed={f.id for f in library.failures()})
+
+
+@dataclass
 class IndexProgress:
     """What a progress display needs: one video's chunks, and the run's chunks overall."""
 
-    video: str
+    video: str  # "" before any video has been looked at
     video_done: int
     video_total: int
     overall_done: int
     overall_total: int
+    looking: int = 0  # videos still to be probed and compared with the index: the total may grow
 
 
 class Indexer:
@@ -98,23 +128,34 @@ class Indexer:
         self.lock = lock
         self.wrote = False
         self.library = library
+        self.writer = GroupWriter(library)
+        self._snapshot: _Snapshot | None = None
+        self._locking = asyncio.Lock()
+        self._lock_taken = False
+        self._claimed: set[str] = set()  # content ids this run works on (a copy twice in a folder is done once)
         self.client = client
         self.transcriber = transcriber
         self.on_progress = on_progress
         self.report = IndexReport()
         self._overall_done = 0
         self._overall_total = 0
+        self._looking = 0
         self._transcribing = asyncio.Semaphore(1)  # whisper already uses every core
+        self._staging = asyncio.Semaphore(max(1, os.cpu_count() or 1))  # one per core, across all videos
 
     async def run(self, sources: list[SourceVideo], skipped: list[SkippedSource] = ()) -> IndexReport:
         started = time.monotonic()
         self.report.failed.extend(skipped)
         self.report.videos_failed += len(skipped)
-        slots = asyncio.Semaphore(_VIDEOS_IN_FLIGHT)
+        slots = asyncio.Semaphore(videos_in_flight(self.settings.server.concurrency))
+        self._snapshot = await asyncio.to_thread(_Snapshot.read, self.library)
 
         async def one(source: SourceVideo) -> None:
             async with slots:
                 await self._index_video(source)
+
+        self._looking = len(sources)
+        self._progress("", 0, 0)  # something to show while the first videos are probed
 
         await asyncio.gather(*(one(source) for source in sources))
         if self.wrote:
@@ -129,7 +170,13 @@ class Indexer:
 
     def _progress(self, name: str, done: int, total: int) -> None:
         if self.on_progress:
-            self.on_progress(IndexProgress(name, done, total, self._overall_done, self._overall_total))
+            self.on_progress(IndexProgress(name, done, total, self._overall_done, self._overall_total,
+                                           max(0, self._looking)))
+
+    def _looked_at(self, name: str, done: int = 0, total: int = 0) -> None:
+        """One video fewer whose work is unknown: the run's total is that much closer to final."""
+        self._looking -= 1
+        self._progress(name, done, total)
 
     async def _transcript(self, source: SourceVideo, video: VideoInfo) -> Transcript | None:
         if source.subtitles is not None:
@@ -148,57 +195,71 @@ class Indexer:
         except MarlinAgentError as exc:
             self.report.videos_failed += 1
             self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
+            self._looked_at(source.path.name)
             return
         plan = chunks_for(video, self.settings)
         self.report.minutes_of_footage += video.duration / 60
-        existing, todo, wants_transcript = await self._work(source, video, plan)
+        if video.content_id in self._claimed:  # the same footage again under another name, in this run
+            self.report.videos_unchanged += 1
+            self.report.videos.append(self._outcome(self._record(source, video, None, len(plan)), "unchanged",
+                                                    len(plan), 0))
+            self._looked_at(video.path.name, len(plan), len(plan))
+            return
+        self._claimed.add(video.content_id)
+        existing, todo, wants_transcript = self._work(source, video, plan)
         if todo or wants_transcript:
             # Something to write: take the lock (waiting for another indexing process if need be),
             # then look again, since that process may have done this video meanwhile.
             await self._locked()
-            existing, todo, wants_transcript = await self._work(source, video, plan)
+            existing, todo, wants_transcript = self._work(source, video, plan)
         record = self._record(source, video, existing, len(plan))
         if not todo and not wants_transcript:
             if existing is None or (existing.path, existing.title) != (record.path, record.title):
                 await self._locked()  # a moved or renamed file gets its new path and title
-                await asyncio.to_thread(self.library.put_video, record)
+                await self.writer.write(Writes(videos=[record]))
             self.report.videos_unchanged += 1
             self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
+            self._looked_at(video.path.name, len(plan), len(plan))
             return
         if todo and self.client is None:
             raise ServerNotConfigured(f"{video.path.name} needs captions but no Marlin server is configured")
-        await asyncio.to_thread(self.library.put_video, record)
+        first_write = Writes(videos=[record])  # goes out with the first chunk: one write, not two
         transcript_task = asyncio.create_task(self._transcript(source, video)) if wants_transcript else None
         self._overall_total += len(todo)
         stored = len(plan) - len(todo)
+        self._looked_at(video.path.name, stored, len(plan))
         failed = 0
         failures: list[ChunkFailure] = []
 
         async def store(chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
-            nonlocal stored, failed
+            nonlocal stored, failed, first_write
+            writes, first_write = first_write, Writes()
             if isinstance(outcome, MarlinAgentError):
-                failed += 1
-                failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code=outcome.code,
-                                             message=outcome.message))
-                await asyncio.to_thread(self.library.put_failure, video.content_id, chunk.start, chunk.end,
-                                        outcome.code, outcome.message)
+                failure = ChunkFailure(start=chunk.start, end=chunk.end, code=outcome.code, message=outcome.message)
             else:
-                await asyncio.to_thread(self.library.put_chunk, video.content_id, chunk.index,
-                                        in_video_time(chunk, outcome), self.settings.server.model, PROMPT_VERSION)
-                if outcome.format_ok:
-                    stored += 1
-                else:  # kept for search, but a failure until a later run gets a proper caption
-                    failed += 1
-                    message = f"the caption broke Marlin's format: {outcome.raw.strip()[:300]}"
-                    failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code="caption_off_format",
-                                                 message=message))
-                    await asyncio.to_thread(self.library.put_failure, video.content_id, chunk.start, chunk.end,
-                                            "caption_off_format", message)
+                writes.chunks.append(ChunkWrite(video_id=video.content_id, index=chunk.index,
+                                                caption=in_video_time(chunk, outcome),
+                                                model=self.settings.server.model, prompt_version=PROMPT_VERSION))
+                # An off-format caption is kept for search, but fails until a later run gets a proper one.
+                failure = None if outcome.format_ok else ChunkFailure(
+                    start=chunk.start, end=chunk.end, code="caption_off_format",
+                    message=f"the caption broke Marlin's format: {outcome.raw.strip()[:300]}")
+            if failure is not None:
+                writes.failures.append(FailureWrite(video_id=video.content_id, **failure.model_dump()))
+            await self.writer.write(writes)
+            if failure is None:
+                stored += 1
+            else:
+                failed += 1
+                failures.append(failure)
             self._overall_done += 1
             self._progress(video.path.name, stored + failed, len(plan))
 
-        if todo:
-            runner = ChunkRunner(video, self.settings, self.client)
+        if not todo:
+            await self.writer.write(first_write)
+            first_write = Writes()
+        else:
+            runner = ChunkRunner(video, self.settings, self.client, staging=self._staging)
             try:
                 await runner.run(todo, self.client.caption, on_chunk=store)
             except ChunkFailed:
@@ -217,11 +278,13 @@ class Indexer:
                 self.report.failed.append(SkippedSource(source=str(video.path), code=exc.code,
                                                         reason=f"transcript: {exc.message}"))
             if transcript is not None:
+                await self.writer.write(first_write)  # the video's row, if no chunk carried it
+                first_write = Writes()
                 await asyncio.to_thread(self.library.put_transcript, video.content_id, transcript)
                 record = record.model_copy(update={"transcript_source": transcript.source})
                 self.report.transcript_lines += len(transcript.lines)
         record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        await asyncio.to_thread(self.library.put_video, record)
+        await self.writer.write(Writes(videos=[record]))
         status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
         counter = f"videos_{status}"
         setattr(self.report, counter, getattr(self.report, counter) + 1)
@@ -231,35 +294,42 @@ class Indexer:
                 reason=f"every chunk failed ({len(failures)}); the first: {failures[0].message}"))
         self.report.videos.append(self._outcome(record, status, stored, failed, failures))
 
-    async def _work(self, source: SourceVideo, video: VideoInfo,
-                    plan: list[Chunk]) -> tuple[VideoRecord | None, list[Chunk], bool]:
+    def _work(self, source: SourceVideo, video: VideoInfo,
+              plan: list[Chunk]) -> tuple[VideoRecord | None, list[Chunk], bool]:
         """What the index holds for ``video``, the chunks still to caption, and whether it needs a transcript."""
-        existing = await asyncio.to_thread(self.library.get_video, video.content_id)
-        todo = await asyncio.to_thread(self._todo, video.content_id, plan)
+        existing = self._snapshot.videos.get(video.content_id)
+        todo = self._todo(video.content_id, plan)
         wants_transcript = (self.transcriber is not None or source.subtitles is not None) and not (
             existing and existing.transcript_source)
         return existing, todo, wants_transcript
 
     async def _locked(self) -> None:
+        """Hold the database's write lock from here to the end of the run; the first time, read
+        the index again, since another process may have written to it before letting go."""
         self.wrote = True
-        if self.lock is not None:
-            await self.lock.acquire()
+        async with self._locking:
+            if not self._lock_taken:
+                if self.lock is not None:
+                    await self.lock.acquire()
+                self._snapshot = await asyncio.to_thread(_Snapshot.read, self.library)
+                self._lock_taken = True
 
     def _todo(self, video_id: str, plan: list[Chunk]) -> list[Chunk]:
         """The chunks to caption: those not done yet; with ``recaption``, every chunk, or only those
         whose last attempt failed or broke the format."""
         if self.recaption == "all":
             return plan
+        ids = [chunk_id(video_id, c.start, c.end) for c in plan]
         if self.recaption == "failed":
-            failed = {failure.id for failure in self.library.failures(video_id)}
-            return [c for c in plan if chunk_id(video_id, c.start, c.end) in failed]
-        done = self.library.done_chunk_ids(video_id)
-        return [c for c in plan if chunk_id(video_id, c.start, c.end) not in done]
+            return [c for c, i in zip(plan, ids) if i in self._snapshot.failed]
+        return [c for c, i in zip(plan, ids) if i not in self._snapshot.done]
 
     def _record(self, source: SourceVideo, video: VideoInfo, existing: VideoRecord | None, planned: int) -> VideoRecord:
         return VideoRecord(
             id=video.content_id, path=str(video.path),
-            title=source.title or (existing.title if existing else "") or video.path.stem,
+            # A local file is called what the user calls it now (a renamed copy is not its old name);
+            # a download keeps the title its page gave, even when a re-run reads it from the cache.
+            title=source.title or (existing.title if existing and source.url else "") or video.path.stem,
             url=source.url or (existing.url if existing else ""),
             uploader=source.uploader or (existing.uploader if existing else ""),
             external_id=source.external_id or (existing.external_id if existing else ""),
@@ -298,8 +368,12 @@ class WriteLock:
 
     def _take(self):
         folder = Path(self.db_path)
-        folder.mkdir(parents=True, exist_ok=True)
-        handle = open(folder / ".index.lock", "w")
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+            handle = open(folder / ".index.lock", "w")
+        except OSError as exc:  # a read-only folder or file system, or one that is not ours
+            raise DbReadOnly(f"the index at {self.db_path} is read-only here ({exc.strerror or exc}); "
+                             "this run has footage to add to it") from None
         deadline, said = time.monotonic() + self.wait, False
         while True:
             try:

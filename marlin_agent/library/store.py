@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from marlin_agent.domain import ChunkCaption, Record, VideoRef
-from marlin_agent.errors import IndexMismatch, MissingDependency
+from marlin_agent.errors import DbReadOnly, IndexMismatch, MissingDependency
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.transcripts import Transcript
 
@@ -56,6 +56,37 @@ class VideoRecord(BaseModel):
     model: str = ""
     prompt_version: int = 0
     indexed_at: str = ""
+
+
+class ChunkWrite(BaseModel):
+    video_id: str
+    index: int
+    caption: ChunkCaption
+    model: str
+    prompt_version: int
+
+
+class FailureWrite(BaseModel):
+    video_id: str
+    start: float
+    end: float
+    code: str
+    message: str
+
+
+class Writes(BaseModel):
+    """What one write stores: video records, captioned chunks and failed chunks."""
+
+    videos: list[VideoRecord] = []
+    chunks: list[ChunkWrite] = []
+    failures: list[FailureWrite] = []
+
+    def __bool__(self) -> bool:
+        return bool(self.videos or self.chunks or self.failures)
+
+    def __add__(self, other: Writes) -> Writes:
+        return Writes(videos=self.videos + other.videos, chunks=self.chunks + other.chunks,
+                      failures=self.failures + other.failures)
 
 
 class SearchHit(Record):
@@ -101,8 +132,11 @@ class Library:
             raise MissingDependency("The footage library", "library") from exc
         self.uri = uri
         self.embedder = embedder
-        if "://" not in uri:
-            Path(uri).mkdir(parents=True, exist_ok=True)
+        if "://" not in uri and not Path(uri).is_dir():
+            try:
+                Path(uri).mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise DbReadOnly(f"cannot create the index at {uri}: {exc.strerror or exc}") from None
         # See other processes' writes at once: an index run and a search may overlap.
         self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
         self._lock = threading.RLock()
@@ -219,21 +253,86 @@ class Library:
         return VideoRecord.model_validate_json(rows[0]["record"]) if rows else None
 
     def put_video(self, video: VideoRecord) -> None:
-        with self._lock:
-            self._ensure_meta()
-            self._upsert("videos", [{"id": video.id, "record": video.model_dump_json(), "path": video.path,
-                                     "title": video.title}])
-            self._refs[video.id] = VideoRef(id=video.id, path=video.path, title=video.title)
+        self.write(Writes(videos=[video]))
 
     def list_videos(self) -> list[VideoRecord]:
         return [VideoRecord.model_validate_json(r["record"]) for r in self._rows("videos")]
 
     # --- chunks -------------------------------------------------------------------------
 
-    def done_chunk_ids(self, video_id: str) -> set[str]:
-        """Chunks captioned in Marlin's format. An off-format caption is kept (its events are
-        searchable) but not done: the next run captions the chunk again."""
-        return {r["id"] for r in self._rows("chunks", f"video_id = '{video_id}' AND format_ok = true")}
+    def done_chunk_ids(self, video_id: str | None = None) -> set[str]:
+        """Chunks captioned in Marlin's format (of one video, or all). An off-format caption is
+        kept (its events are searchable) but not done: the next run captions the chunk again."""
+        where = (f"video_id = '{video_id}' AND " if video_id else "") + "format_ok = true"
+        if "chunks" not in self._names():
+            return set()
+        rows = self._table("chunks").search().where(where).select(["id"]).limit(None).to_arrow()
+        return set(rows.column("id").to_pylist())
+
+    def put_chunk(self, video_id: str, index: int, caption: ChunkCaption, model: str, prompt_version: int) -> None:
+        """Write a captioned chunk: its scene and events first, then the chunk row that marks it done."""
+        self.write(Writes(chunks=[ChunkWrite(video_id=video_id, index=index, caption=caption, model=model,
+                                             prompt_version=prompt_version)]))
+
+    def put_failure(self, video_id: str, start: float, end: float, code: str, message: str) -> None:
+        self.write(Writes(failures=[FailureWrite(video_id=video_id, start=start, end=end, code=code, message=message)]))
+
+    def write(self, writes: Writes) -> None:
+        """Store a batch of videos, captioned chunks and failures in a few table writes.
+
+        Each table version costs a write and disk until pruned, so an indexing run groups what
+        lands together. Segments go in before the chunk rows that mark their chunks done, so an
+        interrupted write leaves at worst segments that the next run replaces."""
+        with self._lock:
+            self._ensure_meta()
+            if writes.chunks:
+                self._write_chunks(writes.chunks)
+            if writes.failures:
+                self._write_failures(writes.failures)
+            if writes.videos:
+                latest = {video.id: video for video in writes.videos}  # the last word on each video
+                self._upsert("videos", [{"id": v.id, "record": v.model_dump_json(), "path": v.path, "title": v.title}
+                                        for v in latest.values()])
+                self._refs.update({v.id: VideoRef(id=v.id, path=v.path, title=v.title) for v in latest.values()})
+
+    def _write_chunks(self, chunks: list[ChunkWrite]) -> None:
+        items: list[tuple[str, str, str, float, float, str, ChunkWrite]] = []  # id, chunk, kind, times, text, write
+        for write in chunks:
+            caption, cid = write.caption, chunk_id(write.video_id, write.caption.start, write.caption.end)
+            if caption.scene:
+                items.append((f"{cid}#s0", cid, "scene", caption.start, caption.end, caption.scene, write))
+            items += [(f"{cid}#e{n}", cid, "event", e.start, e.end, e.text, write) for n, e in enumerate(caption.events)]
+        vectors = self.embedder.embed([item[5] for item in items])
+        segments = [{"id": sid, "video_id": w.video_id, "chunk_id": cid, "kind": kind, "start": start, "end": end,
+                     "text": text, "model": w.model, "prompt_version": w.prompt_version, "words": "",
+                     "vector": vectors[n]}
+                    for n, (sid, cid, kind, start, end, text, w) in enumerate(items)]
+        ids = [chunk_id(w.video_id, w.caption.start, w.caption.end) for w in chunks]
+        self._table("segments").delete(f"chunk_id IN ({_quote_ids(ids)})")
+        self._upsert("segments", segments)
+        self._upsert("chunks", [{
+            "id": cid, "video_id": w.video_id, "idx": w.index, "start": w.caption.start, "end": w.caption.end,
+            "scene": w.caption.scene, "raw": w.caption.raw, "format_ok": w.caption.format_ok, "model": w.model,
+            "prompt_version": w.prompt_version,
+        } for cid, w in zip(ids, chunks)])
+        if "failures" in self._names():
+            self._table("failures").delete(f"id IN ({_quote_ids(ids)})")
+
+    def _write_failures(self, failures: list[FailureWrite]) -> None:
+        ids = [chunk_id(f.video_id, f.start, f.end) for f in failures]
+        previous = {r["id"]: r["attempts"] for r in self._rows("failures", f"id IN ({_quote_ids(ids)})")}
+        rows: dict[str, dict] = {}
+        for cid, f in zip(ids, failures):
+            attempts = rows[cid]["attempts"] + 1 if cid in rows else previous.get(cid, 0) + 1
+            rows[cid] = {"id": cid, "video_id": f.video_id, "start": f.start, "end": f.end, "code": f.code,
+                         "message": f.message, "attempts": attempts, "at": _now()}
+        self._upsert("failures", list(rows.values()))
+
+    def failures(self, video_id: str | None = None) -> list[ChunkFailureRecord]:
+        rows = self._rows("failures", f"video_id = '{video_id}'" if video_id else None)
+        return [ChunkFailureRecord.model_validate(r) for r in rows]
+
+    # --- transcripts --------------------------------------------------------------------
 
     def _segment_rows(self, video_id: str, chunk: str, kind: str, items: list[tuple[float, float, str, str]],
                       model: str, prompt_version: int) -> list[dict]:
@@ -244,39 +343,6 @@ class Library:
              "vector": vectors[n]}
             for n, (start, end, text, words) in enumerate(items)
         ]
-
-    def put_chunk(self, video_id: str, index: int, caption: ChunkCaption, model: str, prompt_version: int) -> None:
-        """Write a captioned chunk: its scene and events first, then the chunk row that marks it done."""
-        cid = chunk_id(video_id, caption.start, caption.end)
-        items = [(caption.start, caption.end, caption.scene, "")] if caption.scene else []
-        scene_rows = self._segment_rows(video_id, cid, "scene", items, model, prompt_version)
-        event_rows = self._segment_rows(video_id, cid, "event", [(e.start, e.end, e.text, "") for e in caption.events],
-                                        model, prompt_version)
-        with self._lock:
-            self._ensure_meta()
-            self._table("segments").delete(f"chunk_id = '{cid}'")
-            self._upsert("segments", scene_rows + event_rows)
-            self._upsert("chunks", [{
-                "id": cid, "video_id": video_id, "idx": index, "start": caption.start, "end": caption.end,
-                "scene": caption.scene, "raw": caption.raw, "format_ok": caption.format_ok, "model": model,
-                "prompt_version": prompt_version,
-            }])
-            if "failures" in self._names():
-                self._table("failures").delete(f"id = '{cid}'")
-
-    def put_failure(self, video_id: str, start: float, end: float, code: str, message: str) -> None:
-        cid = chunk_id(video_id, start, end)
-        with self._lock:
-            previous = self._rows("failures", f"id = '{cid}'")
-            attempts = (previous[0]["attempts"] if previous else 0) + 1
-            self._upsert("failures", [{"id": cid, "video_id": video_id, "start": start, "end": end, "code": code,
-                                       "message": message, "attempts": attempts, "at": _now()}])
-
-    def failures(self, video_id: str | None = None) -> list[ChunkFailureRecord]:
-        rows = self._rows("failures", f"video_id = '{video_id}'" if video_id else None)
-        return [ChunkFailureRecord.model_validate(r) for r in rows]
-
-    # --- transcripts --------------------------------------------------------------------
 
     def put_transcript(self, video_id: str, transcript: Transcript) -> None:
         items = [(line.start, line.end, line.text, json.dumps([w.model_dump() for w in line.words]))

@@ -52,13 +52,16 @@ class ChunkRunner:
     """Stage each chunk and ask the server about it; collect answers and failures."""
 
     def __init__(self, video: VideoInfo, settings: Settings, client: MarlinClient,
-                 on_progress: ChunkProgress | None = None) -> None:
+                 on_progress: ChunkProgress | None = None, staging: asyncio.Semaphore | None = None) -> None:
+        """``staging``: stagings allowed at once, shared when several videos run side by side
+        (each staging then decodes on one thread); by default one per core for this video."""
         self.video = video
         self.settings = settings
         self.client = client
         self.on_progress = on_progress
         self._cores = max(1, os.cpu_count() or 1)
-        self._staging = asyncio.Semaphore(self._cores)
+        self._shared_staging = staging is not None
+        self._staging = staging or asyncio.Semaphore(self._cores)
         self._decoder_threads = self._cores
 
     async def _stage(self, chunk: Chunk) -> StagedClip:
@@ -78,8 +81,9 @@ class ChunkRunner:
         so a caller can store it before the rest finish."""
         done = 0
         total = len(chunks)
-        # Side-by-side stagings each take one core; a lone chunk gets them all.
-        self._decoder_threads = max(1, self._cores // max(1, min(total, self._cores)))
+        # Side-by-side stagings each take one core; a lone chunk of a lone video gets them all.
+        side_by_side = self._cores if self._shared_staging else min(total, self._cores)
+        self._decoder_threads = max(1, self._cores // max(1, side_by_side))
         if self.on_progress:
             self.on_progress(0, total)
 

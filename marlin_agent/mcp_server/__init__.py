@@ -59,8 +59,10 @@ class Reporter:
 
     def __call__(self, event) -> None:
         """An indexing run's progress (chunks of one video, and of the run)."""
-        self._report(event.overall_done, event.overall_total,
-                     f"{event.video}: chunk {event.video_done}/{event.video_total}")
+        looking = f" (looking at {event.looking} more videos)" if event.looking else ""
+        where = (f"{event.video}: chunk {event.video_done}/{event.video_total}" if event.video
+                 else "looking at the footage")
+        self._report(event.overall_done, event.overall_total, where + looking)
 
     def chunks(self, done: int, total: int) -> None:
         """One video's chunks, as caption and find report them."""

@@ -107,8 +107,15 @@ def _index(settings: Settings) -> Check:
     except Exception as exc:
         return Check(name="index", status="fail", detail=f"the index at {uri} cannot be read: {exc}",
                      fix=f"Move {uri} aside and index again.")
-    return Check(name="index", status="ok", detail=f"{len(videos)} videos, "
-                 + ", ".join(f"{n} {k}" for k, n in counts.items()) + f" at {uri}")
+    return Check(name="index", status="ok", detail=_index_summary(len(videos), counts, uri))
+
+
+def _index_summary(videos: int, counts: dict[str, int], uri: str) -> str:
+    """"3 videos (12 chunks; 40 events, 12 scenes, 85 transcript lines) at URI"."""
+    parts = [f"{counts[k]} {label}" for k, label in (("event", "events"), ("scene", "scenes"),
+                                                     ("transcript", "transcript lines")) if counts.get(k)]
+    inside = f"{counts.get('chunks', 0)} chunks" + (f"; {', '.join(parts)}" if parts else "")
+    return f"{videos} video{'' if videos == 1 else 's'} ({inside}) at {uri}"
 
 
 def _platform() -> Check:
