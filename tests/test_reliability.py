@@ -354,3 +354,23 @@ def test_doctor_describes_the_index_once_and_plainly(clips, library_env):
     assert index([clips], library_env).exit_code == 0
     full = {c["name"]: c for c in document(invoke(["doctor", "--json", "--no-start"], library_env))["checks"]}
     assert re.fullmatch(r"2 videos \(5 chunks; \d+ events, 5 scenes\) at .*", full["index"]["detail"])
+
+
+def test_ask_that_must_index_says_it_is_waiting_for_the_other_process(clips, library_env, held_lock):
+    import logging
+
+    class ReleaseOnceWaiting(logging.Handler):  # the other process finishes once this one says it waits
+        def emit(self, record):
+            if "waiting for another process" in record.getMessage():
+                held_lock.close()
+
+    watcher = ReleaseOnceWaiting()
+    logging.getLogger("marlin_agent.library.indexer").addHandler(watcher)
+    try:
+        asked = invoke(["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"), "--json",
+                        "--no-transcribe"], library_env)
+    finally:
+        logging.getLogger("marlin_agent.library.indexer").removeHandler(watcher)
+    assert asked.exit_code == 0, asked.stdout + asked.stderr
+    assert "waiting for another process indexing into" in " ".join(asked.stderr.split())
+    assert document(asked)["found"] is True
