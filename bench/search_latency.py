@@ -9,6 +9,7 @@ from __future__ import annotations
 import statistics
 import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -61,7 +62,7 @@ def build(library: Library, segments: int, videos: int = 200, topics: int = 2000
 def run(segments: int = 100_000, queries: int = 200) -> dict:
     from evals.synthetic.offline_models import minilm_dir
 
-    embedder = Embedder(str(minilm_dir()))
+    embedder = Embedder(str(minilm_dir()), Path(tempfile.gettempdir()))
     with tempfile.TemporaryDirectory() as folder:
         library = Library(folder, embedder)
         started = time.perf_counter()

@@ -21,7 +21,8 @@ from marlin_agent.domain import Answer, FindResult, VideoCaption
 
 _FLAGS = {
     "base_url": "server.base_url", "api_key": "server.api_key", "model": "server.model", "media": "server.media",
-    "concurrency": "server.concurrency", "timeout": "server.request_timeout", "chunk_seconds": "media.chunk_seconds", "db": "library.db",
+    "concurrency": "server.concurrency", "timeout": "server.request_timeout",
+    "chunk_seconds": "media.chunk_seconds", "db": "library.db",
     "transcribe": "library.transcribe", "threshold": "agent.threshold", "planner": "planner.model",
     "planner_base_url": "planner.base_url", "planner_api_key": "planner.api_key",
 }

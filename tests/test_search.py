@@ -18,7 +18,7 @@ ACTIONS = ["takes a throw-in near the corner flag", "heads the ball clear", "arg
 @pytest.fixture(scope="module")
 def match_library(tmp_path_factory) -> Library:
     """One match whose captions name eighty players with look-alike surnames, and Kowalczyk once."""
-    library = Library(str(tmp_path_factory.mktemp("index")), Embedder(str(minilm_dir())))
+    library = Library(str(tmp_path_factory.mktemp("index")), Embedder(str(minilm_dir()), tmp_path_factory.mktemp("models")))
     library.put_video(VideoRecord(id="match", path="/footage/match.mp4", title="match", duration=600.0, fps=25.0,
                                   width=1280, height=720, has_audio=False, chunk_seconds=60.0, chunks_planned=10))
     for n, surname in enumerate(SURNAMES):

@@ -66,16 +66,16 @@ def test_eval_prompts_cover_both_triggering_and_not():
     assert all(case["prompt"].strip() and case["expect"].strip() for case in evals["cases"])
 
 
-def test_the_description_sits_closer_to_video_questions_than_to_other_requests(offline_models):
+def test_the_description_sits_closer_to_video_questions_than_to_other_requests(offline_models, tmp_path):
     """A proxy for routing: hosts pick skills by reading descriptions with an LLM; here MiniLM reads
     them. Any trigger prompt should rank above a non-trigger one nearly always (AUC >= 0.9)."""
-    from sentence_transformers import SentenceTransformer
+    from marlin_agent.library.embeddings import Embedder
 
     meta, _ = _frontmatter()
     cases = json.loads((SKILL_DIR / "evals" / "evals.json").read_text())["cases"]
-    model = SentenceTransformer(offline_models["MARLIN_EMBED_MODEL"], device="cpu")
-    description = model.encode([meta["description"]], normalize_embeddings=True)[0]
-    scores = model.encode([c["prompt"] for c in cases], normalize_embeddings=True) @ description
+    model = Embedder(offline_models["MARLIN_EMBED_MODEL"], tmp_path)
+    description = model.embed([meta["description"]])[0]
+    scores = model.embed([c["prompt"] for c in cases]) @ description
     positive = [s for s, c in zip(scores, cases) if c["should_trigger"]]
     negative = [s for s, c in zip(scores, cases) if not c["should_trigger"]]
     auc = sum(p > n for p in positive for n in negative) / (len(positive) * len(negative))

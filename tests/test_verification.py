@@ -10,7 +10,8 @@ from marlin_agent.domain import Evidence
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.verification.confidence import confidence, fit
-from marlin_agent.verification.entailment import Entailment, EntailmentModel, resolve_model
+from marlin_agent.model_store import resolve_model
+from marlin_agent.verification.entailment import Entailment, EntailmentModel
 from marlin_agent.verification.signals import best_match_evidence, contradiction_evidence, entailment_evidence
 
 
@@ -27,6 +28,8 @@ from marlin_agent.verification.signals import best_match_evidence, contradiction
     ("show me the moments where the dog jumps", "the dog jumps"),
     ("the package being picked up", "the package being picked up"),
     ("when does the goal happen", "the goal"),
+    ("when does the red circle appear?", "the red circle"),  # not "the red circles": the verb goes, not the noun
+    ("when does the dog jump in the video", "the dog jumps"),
 ])
 def test_a_question_becomes_the_plain_event_sentence_in_the_users_own_words(question, event):
     assert event_description(question) == event
@@ -56,11 +59,15 @@ def test_a_folder_that_is_not_an_entailment_model_is_refused(tmp_path):
         EntailmentModel(tmp_path).score([("a", "b")])
 
 
+NLI_FILES = ["config.json", "tokenizer.json", "onnx/model_quint8_avx2.onnx"]
+
+
 def test_with_no_hub_and_no_cache_the_model_is_unavailable_within_seconds(tmp_path, monkeypatch):
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     started = time.monotonic()
     with pytest.raises(ModelUnavailable) as raised:
-        resolve_model("cross-encoder/nli-deberta-v3-xsmall", "onnx/model_quint8_avx2.onnx", tmp_path / "models")
+        resolve_model("cross-encoder/nli-deberta-v3-xsmall", tmp_path / "models", NLI_FILES,
+                      what="verification model", env_var="MARLIN_VERIFY_MODEL")
     assert time.monotonic() - started < 10
     assert "cross-encoder/nli-deberta-v3-xsmall" in raised.value.message and str(tmp_path) in raised.value.message
     assert "MARLIN_VERIFY_MODEL" in raised.value.hint
@@ -71,7 +78,10 @@ def test_a_cached_hub_model_is_used_without_the_hub(tmp_path):
     (cached / "onnx").mkdir(parents=True)
     (cached / "config.json").write_text(json.dumps({"id2label": {"0": "contradiction", "1": "entailment"}}))
     (cached / "onnx" / "model.onnx").write_bytes(b"")
-    assert resolve_model("org/nli", "onnx/model.onnx", tmp_path / "models") == cached
+    (cached / "tokenizer.json").write_text("{}")
+    found = resolve_model("org/nli", tmp_path / "models", ["config.json", "tokenizer.json", "onnx/model.onnx"],
+                          what="verification model", env_var="MARLIN_VERIFY_MODEL")
+    assert found == cached
 
 
 ROWS = [{"start": 10.0, "end": 15.0, "text": "the door opens"}, {"start": 30.0, "end": 35.0, "text": "the door closes"}]

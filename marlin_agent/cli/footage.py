@@ -86,6 +86,7 @@ def ask_command(
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
     clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
     sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
+    html: Annotated[Optional[Path], typer.Option("--html", help="Write the answer as one self-contained HTML page: each moment playable, its evidence, the rejected candidates.")] = None,
     planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None, *, server: ServerFlags,
 ) -> None:
     """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
@@ -94,7 +95,8 @@ def ask_command(
 
     library_command(
         as_json, server, db, no_transcribe,
-        lambda settings, progress: ask(question, within, settings, progress, clips, sheet), {}, show_answer,
+        lambda settings, progress: ask(question, within, settings, progress, clips, sheet, page=html), {},
+        lambda console, answer: (show_answer(console, answer), html and console.print(f"Page: {html}")),
         more={"agent.threshold": threshold, "planner.model": planner},
     )
 

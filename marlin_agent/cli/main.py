@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from marlin_agent.cli import engine, evaluate, footage, setup, video
+from marlin_agent.cli import engine, evaluate, footage, models, setup, video
 from marlin_agent.cli.options import (
     CommandApp,
     DbOpt,
@@ -70,3 +70,4 @@ for name, command in (
     app.command(name)(command)
 app.add_typer(evaluate.eval_app, name="eval")
 app.add_typer(engine.engine_app, name="engine")
+app.add_typer(models.models_app, name="models")

@@ -1,44 +1,113 @@
-"""Sentence embeddings for search, from a named sentence-transformers model or a local folder."""
+"""Sentence embeddings for search on ONNX Runtime: a hub model's ONNX export, or a local folder.
+
+No torch: a sentence-transformers model exported to ONNX gives the same vectors (to float
+rounding) from onnxruntime and tokenizers, which the library already needs for verification.
+A model is a folder with one ``.onnx`` file (``model.onnx`` or ``onnx/model.onnx`` first),
+``tokenizer.json`` and ``config.json``; ``1_Pooling/config.json``, when present, says how
+token vectors become a sentence vector (mean of the tokens by default, as all-MiniLM does).
+"""
 
 from __future__ import annotations
 
+import json
 import threading
+from pathlib import Path
 
 import numpy as np
 
-from marlin_agent.errors import MissingDependency
+from marlin_agent.errors import MissingDependency, ModelUnavailable
+from marlin_agent.model_store import resolve_model
+
+# What a hub name is fetched as: the ONNX export sentence-transformers repositories carry.
+HUB_FILES = ["config.json", "tokenizer.json", "onnx/model.onnx"]
+HUB_OPTIONAL = ["1_Pooling/config.json"]
+_MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length; longer text is cut, as sentence-transformers does
+_BATCH = 64
+
+
+def _onnx_file(folder: Path) -> Path | None:
+    for preferred in (folder / "model.onnx", folder / "onnx" / "model.onnx"):
+        if preferred.is_file():
+            return preferred
+    return next(iter(sorted(folder.rglob("*.onnx"))), None)
 
 
 class Embedder:
     """Loads the model on first use; vectors are L2-normalised float32 (cosine = dot product)."""
 
-    def __init__(self, model: str) -> None:
+    def __init__(self, model: str, cache: Path) -> None:
+        """``model``: a hub name or a local folder; ``cache``: where hub models are kept."""
         self.name = model
-        self._model = None
+        self.cache = cache
+        self._session = None
+        self._dim: int | None = None
         self._lock = threading.Lock()
+
+    def folder(self) -> Path:
+        return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
+                             env_var="MARLIN_EMBED_MODEL")
 
     def _load(self):
         with self._lock:
-            if self._model is None:
+            if self._session is None:
                 try:
-                    from sentence_transformers import SentenceTransformer
+                    import onnxruntime
+                    from tokenizers import Tokenizer
                 except ImportError as exc:
                     raise MissingDependency("Search and indexing", "library") from exc
-                from transformers.utils import logging as transformers_logging
-
-                # Its "Loading weights" bar would show on every command that searches or indexes.
-                transformers_logging.disable_progress_bar()
-                self._model = SentenceTransformer(self.name, device="cpu")
-            return self._model
+                folder = self.folder()
+                model_file = _onnx_file(folder)
+                if model_file is None or not (folder / "tokenizer.json").is_file():
+                    raise ModelUnavailable(
+                        f"{folder} holds no ONNX embedding model",
+                        hint="It needs a .onnx file (model.onnx or onnx/model.onnx) and tokenizer.json; "
+                             "sentence-transformers exports one with `model.save(..., backend='onnx')`.")
+                pooling = folder / "1_Pooling" / "config.json"
+                mode = json.loads(pooling.read_text()) if pooling.is_file() else {}
+                self._cls = bool(mode.get("pooling_mode_cls_token")) and not mode.get("pooling_mode_mean_tokens")
+                options = onnxruntime.SessionOptions()
+                options.intra_op_num_threads = 2
+                session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+                self._inputs = {i.name for i in session.get_inputs()}
+                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+                tokenizer.enable_truncation(_MAX_TOKENS)
+                tokenizer.enable_padding()
+                self._tokenizer = tokenizer
+                self._session = session
+            return self._session
 
     @property
     def dim(self) -> int:
-        model = self._load()
-        getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension
-        return int(getter())
+        if self._dim is None:
+            self._dim = int(self.embed(["dimension"]).shape[1])
+        return self._dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        vectors = self._load().encode(texts, batch_size=64, normalize_embeddings=True, show_progress_bar=False)
-        return np.asarray(vectors, dtype=np.float32)
+        session = self._load()
+        # Batches of similar length pad less: sort, embed, and put the vectors back in order.
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        vectors = np.empty((len(texts), 0), dtype=np.float32)
+        for at in range(0, len(texts), _BATCH):
+            chosen = order[at: at + _BATCH]
+            batch = self._embed_batch(session, [texts[i] for i in chosen])
+            if vectors.shape[1] == 0:
+                vectors = np.empty((len(texts), batch.shape[1]), dtype=np.float32)
+            vectors[chosen] = batch
+        return vectors
+
+    def _embed_batch(self, session, texts: list[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(texts)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64), "attention_mask": mask,
+                 "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64)}
+        tokens = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        if tokens.ndim == 2:  # an export that pools for itself
+            pooled = tokens
+        elif self._cls:
+            pooled = tokens[:, 0]
+        else:  # the mean of the real (unpadded) tokens
+            weights = mask[..., None].astype(np.float32)
+            pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
+        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)

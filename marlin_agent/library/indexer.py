@@ -16,7 +16,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel, Field
 
@@ -40,12 +40,13 @@ from marlin_agent.library.transcripts import (
     cached_transcript,
     parse_subtitles,
 )
-from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import PROMPT_VERSION
-from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time
 from marlin_agent.media.download import download_url
 from marlin_agent.media.probe import probe_video
 from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
+
+if TYPE_CHECKING:  # the client (and the OpenAI SDK) load only when a run has chunks to caption
+    from marlin_agent.marlin.client import MarlinClient
 
 log = logging.getLogger(__name__)
 
@@ -197,6 +198,8 @@ class Indexer:
             self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
             self._looked_at(source.path.name)
             return
+        from marlin_agent.marlin.scan import chunks_for
+
         plan = chunks_for(video, self.settings)
         self.report.minutes_of_footage += video.duration / 60
         if video.content_id in self._claimed:  # the same footage again under another name, in this run
@@ -223,6 +226,8 @@ class Indexer:
             return
         if todo and self.client is None:
             raise ServerNotConfigured(f"{video.path.name} needs captions but no Marlin server is configured")
+        if wants_transcript and source.subtitles is None and self.transcriber is not None and video.has_audio:
+            await asyncio.to_thread(self.transcriber.folder)  # before any request: no model, no run
         first_write = Writes(videos=[record])  # goes out with the first chunk: one write, not two
         transcript_task = asyncio.create_task(self._transcript(source, video)) if wants_transcript else None
         self._overall_total += len(todo)
@@ -230,6 +235,8 @@ class Indexer:
         self._looked_at(video.path.name, stored, len(plan))
         failed = 0
         failures: list[ChunkFailure] = []
+
+        from marlin_agent.marlin.scan import ChunkRunner, in_video_time
 
         async def store(chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
             nonlocal stored, failed, first_write
@@ -396,7 +403,7 @@ class WriteLock:
 
 
 def open_library(settings: Settings) -> Library:
-    return Library(settings.db_path, Embedder(settings.library.embed_model))
+    return Library(settings.db_path, Embedder(settings.library.embed_model, settings.cache_dir / "models"))
 
 
 def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
@@ -410,9 +417,15 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
                        recaption: Recaption | None = None) -> IndexReport:
     """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
     ``recaption``, caption again every chunk, or the ones that failed)."""
-    resolved = await asyncio.to_thread(resolve, inputs, settings)
     library = library or await asyncio.to_thread(open_library, settings)
-    transcriber = Transcriber(settings.library.whisper_model) if settings.library.transcribe else None
+    transcriber = Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models") \
+        if settings.library.transcribe else None
+    # The embedding model, found or fetched now: with no hub and no copy, say so in seconds rather
+    # than after the first Marlin answers. (Whisper's, once a video turns out to need a transcript.)
+    await asyncio.to_thread(library.embedder.folder)
+    resolved = await asyncio.to_thread(resolve, inputs, settings)
+    from marlin_agent.marlin.client import MarlinClient
+
     client = MarlinClient(settings.server) if settings.server.base_url else None
     lock = WriteLock(settings.db_path, settings.library.lock_wait)
     try:

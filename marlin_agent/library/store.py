@@ -38,6 +38,37 @@ _KEEP_VERSIONS = timedelta(minutes=10)
 _VECTOR_INDEX_ROWS = 20_000
 
 
+def _import_lancedb():
+    """lancedb, without the REST catalogue client it loads eagerly and a local index never uses.
+
+    That generated client's package imports every API class at once, about 1.5 s of every
+    command that reads the index. Its package is registered here as a bare namespace, so its
+    ``models`` (which lancedb does use) load on their own and the API classes only when asked
+    for. Should a lancedb release need more of it at import time, the plain import is used."""
+    import importlib.util
+    import sys
+    import types
+
+    if "lancedb" in sys.modules:
+        return sys.modules["lancedb"]
+    client = "lance_namespace_urllib3_client"
+    spec = importlib.util.find_spec(client)
+    if spec is not None and spec.submodule_search_locations and client not in sys.modules:
+        bare = types.ModuleType(client)
+        bare.__path__, bare.__spec__ = list(spec.submodule_search_locations), spec
+        sys.modules[client] = bare
+        try:
+            import lancedb
+
+            return lancedb
+        except Exception:  # noqa: BLE001 - retried below with the package's own import
+            for name in [n for n in sys.modules if n.split(".")[0] in ("lancedb", "lance_namespace", client)]:
+                del sys.modules[name]
+    import lancedb
+
+    return lancedb
+
+
 class VideoRecord(BaseModel):
     id: str
     path: str
@@ -127,7 +158,7 @@ class Library:
 
     def __init__(self, uri: str, embedder: Embedder) -> None:
         try:
-            import lancedb
+            lancedb = _import_lancedb()
         except ImportError as exc:
             raise MissingDependency("The footage library", "library") from exc
         self.uri = uri

@@ -20,7 +20,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from marlin_agent.domain import VideoInfo
-from marlin_agent.errors import InputError, MissingDependency, VideoUnreadable
+from marlin_agent.errors import InputError, MissingDependency, ModelUnavailable, VideoUnreadable
 
 SAMPLE_RATE = 16_000
 
@@ -106,14 +106,51 @@ def resolve_whisper_model(name: str) -> tuple[str, str, str]:
     return name, device, compute
 
 
+# What a faster-whisper model is fetched as (its CTranslate2 conversion on the hub).
+_WHISPER_FILES = ["config.json", "model.bin", "tokenizer.json"]
+_WHISPER_OPTIONAL = ["vocabulary.*", "preprocessor_config.json"]
+
+
+def whisper_repository(name: str) -> str:
+    """The hub repository of a faster-whisper size name ("base" -> Systran/faster-whisper-base)."""
+    if "/" in name:
+        return name
+    try:
+        from faster_whisper.utils import _MODELS  # its own table of sizes; private, so only consulted
+        return _MODELS.get(name, f"Systran/faster-whisper-{name}")
+    except ImportError:
+        return f"Systran/faster-whisper-{name}"
+
+
 class Transcriber:
     """Loads the Whisper model once, on first use, and transcribes whole videos."""
 
-    def __init__(self, model: str = "auto", window_seconds: float = 300.0) -> None:
+    def __init__(self, model: str = "auto", window_seconds: float = 300.0, cache: Path | None = None) -> None:
+        """``model``: a size ("base"), a hub repository or a local CTranslate2 folder; ``cache``: where
+        downloaded models are kept (the hub's own cache when not given)."""
         self.model_name, self.device, self.compute_type = resolve_whisper_model(model)
         self.window_seconds = window_seconds
+        self.cache = cache
+        self._folder: Path | str | None = None
         self._model = None
         self._lock = threading.Lock()
+
+    def folder(self) -> Path | str:
+        """The model's folder, downloaded into the cache once; fails fast with no hub and no copy."""
+        if self._folder is None:
+            if os.path.isdir(self.model_name) or self.cache is None:
+                self._folder = self.model_name
+            else:
+                from marlin_agent.model_store import resolve_model
+
+                try:
+                    self._folder = resolve_model(
+                        whisper_repository(self.model_name), self.cache, _WHISPER_FILES, _WHISPER_OPTIONAL,
+                        what="speech (Whisper) model", env_var="MARLIN_WHISPER_MODEL")
+                except ModelUnavailable as exc:
+                    exc.hint = f"{exc.hint} Or leave speech out with --no-transcribe."
+                    raise
+        return self._folder
 
     @property
     def label(self) -> str:
@@ -127,7 +164,7 @@ class Transcriber:
                 except ImportError as exc:
                     raise MissingDependency("Transcription", "transcripts") from exc
                 threads = max(1, (os.cpu_count() or 2))
-                self._model = WhisperModel(self.model_name, device=self.device, compute_type=self.compute_type,
+                self._model = WhisperModel(str(self.folder()), device=self.device, compute_type=self.compute_type,
                                            cpu_threads=threads)
             return self._model
 
@@ -202,7 +239,7 @@ async def speech_of(video: VideoInfo, settings, warn=None) -> list[TranscriptLin
     if not video.has_audio or not settings.library.transcribe:
         return None
     try:
-        transcriber = Transcriber(settings.library.whisper_model)
+        transcriber = Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models")
         transcript = await asyncio.to_thread(cached_transcript, video, transcriber, settings.cache_dir)
     except MissingDependency as exc:
         if warn:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import hashlib
 import os
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 
 _READ_BYTES = 4 * 1024 * 1024
@@ -23,23 +24,34 @@ def hash_file(path: Path) -> str:
     return digest.hexdigest()
 
 
+def remembered(path: Path, cache_dir: Path, kind: str, compute: Callable[[], str],
+               valid: Callable[[str], bool] = bool) -> str:
+    """``compute()`` for ``path``, remembered under ``cache_dir/kind`` while the file is unchanged
+    (same place, size, modification time and inode)."""
+    stat = path.stat()
+    key_source = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
+    key = hashlib.blake2b(key_source.encode(), digest_size=16).hexdigest()
+    memo = cache_dir / kind / key
+    try:
+        value = memo.read_text()
+        if valid(value):
+            return value
+    except OSError:
+        pass
+    value = compute()
+    try:
+        memo.parent.mkdir(parents=True, exist_ok=True)
+        temporary = memo.with_suffix(f".{uuid.uuid4().hex[:12]}.tmp")
+        temporary.write_text(value)
+        os.replace(temporary, memo)
+    except OSError:
+        pass  # a read-only cache only costs the work again next time
+    return value
+
+
 def content_id(path: Path, cache_dir: Path | None = None) -> str:
     """The content id of ``path``; reuses a remembered hash when the file is unchanged."""
     if cache_dir is None:
         return hash_file(path)
-    stat = path.stat()
-    key_source = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
-    key = hashlib.blake2b(key_source.encode(), digest_size=16).hexdigest()
-    memo = cache_dir / "content-ids" / key
-    try:
-        remembered = memo.read_text().strip()
-        if len(remembered) == ID_LENGTH:
-            return remembered
-    except OSError:
-        pass
-    value = hash_file(path)
-    memo.parent.mkdir(parents=True, exist_ok=True)
-    temporary = memo.with_suffix(f".{uuid.uuid4().hex[:12]}.tmp")
-    temporary.write_text(value)
-    os.replace(temporary, memo)
-    return value
+    return remembered(path, cache_dir, "content-ids", lambda: hash_file(path),
+                      valid=lambda text: len(text.strip()) == ID_LENGTH).strip()

@@ -9,7 +9,7 @@ import av
 
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoTruncated, VideoUnreadable
-from marlin_agent.media.content_id import content_id
+from marlin_agent.media.content_id import content_id, remembered
 
 # A file whose last decodable frame is this far before its declared end is truncated.
 _TRUNCATION_SLACK = 2.0
@@ -102,6 +102,14 @@ def probe_video(path: Path, cache_dir: Path | None = None) -> VideoInfo:
         raise VideoNotFound(f"no such file: {path}")
     if path.is_dir():
         raise VideoNotFound(f"{path} is a folder, not a video file")
+    if cache_dir is None:
+        return _probe(path, None)
+    # An unchanged file is not opened again: checking a folder before each `ask` stays cheap.
+    known = remembered(path, cache_dir, "probes", lambda: _probe(path, cache_dir).model_dump_json())
+    return VideoInfo.model_validate_json(known).model_copy(update={"path": path.resolve()})
+
+
+def _probe(path: Path, cache_dir: Path | None) -> VideoInfo:
     size = path.stat().st_size
     if size == 0:
         raise VideoEmpty(f"{path} is empty (0 bytes)")

@@ -92,7 +92,9 @@ def _undo_inversion(auxiliary: str, rest: str) -> str:
 
 def event_description(question: str) -> str:
     """The event a question asks about, as a plain declarative sentence."""
-    text = _TRAILING.sub("", _LEADING.sub("", question.strip()))
+    # Only the punctuation goes first: "appear" or "happen" at the end is the verb the inversion
+    # needs to find ("does the red circle appear"), and is dropped after it.
+    text = re.sub(r"\s*[?.!]+\s*$", "", _LEADING.sub("", question.strip()))
     asked = _WHEN.match(text)
     if asked:
         text = text[asked.end():]

@@ -57,7 +57,7 @@ def _media() -> Check:
 
 
 def _extras() -> list[Check]:
-    wanted = [("library", "lancedb", "search and the index"), ("library", "sentence_transformers", "search"),
+    wanted = [("library", "lancedb", "search and the index"), ("library", "onnxruntime", "search and verification"),
               ("transcripts", "faster_whisper", "speech transcripts"), ("youtube", "yt_dlp", "URLs"),
               ("planner", "pydantic_ai", "--planner and extract")]
     checks = []

@@ -25,6 +25,7 @@ import numpy as np
 
 from marlin_agent.config import VerifySettings
 from marlin_agent.errors import MissingDependency, ModelUnavailable
+from marlin_agent.model_store import resolve_model
 
 _CACHE_PAIRS = 4096
 _BATCH = 16
@@ -115,39 +116,21 @@ class EntailmentModel:
         return found
 
 
-def resolve_model(name: str, model_file: str, cache: Path) -> Path:
-    """A local folder as it is; a hub name downloaded once under ``cache`` (config, tokenizer, one ONNX file)."""
-    local = Path(name).expanduser()
-    if local.is_dir():
-        return local
-    target = cache / name.replace("/", "--")
-    if (target / "config.json").is_file() and any(target.rglob("*.onnx")):
-        return target
-    try:
-        from huggingface_hub import snapshot_download
-        from huggingface_hub.errors import HfHubHTTPError, LocalEntryNotFoundError
-    except ImportError as exc:
-        raise MissingDependency("Downloading the verification model", "library") from exc
-    try:
-        snapshot_download(name, local_dir=target, allow_patterns=["config.json", "tokenizer.json", model_file],
-                          etag_timeout=5)
-    except (HfHubHTTPError, LocalEntryNotFoundError, OSError) as exc:
-        raise ModelUnavailable(
-            f"the verification model {name} is not in the cache ({target}) and could not be downloaded: "
-            f"{type(exc).__name__}",
-            hint="Connect once to download it, or set MARLIN_VERIFY_MODEL to a local model folder.") from exc
-    return target
-
-
 _loaded: dict[str, EntailmentModel] = {}
 _loading = threading.Lock()
+
+
+def model_folder(settings: VerifySettings, cache: Path) -> Path:
+    """The configured model's folder under ``cache`` (downloaded once): config, tokenizer, one ONNX file."""
+    return resolve_model(settings.model, cache / "models", ["config.json", "tokenizer.json", settings.model_file],
+                         what="verification model", env_var="MARLIN_VERIFY_MODEL")
 
 
 def entailment_model(settings: VerifySettings, cache: Path) -> EntailmentModel:
     """The configured model, resolved (downloaded once) and kept for the process: it is read-only, and a
     long-lived process (the MCP server, the Python API) should not load it per question."""
     with _loading:
-        folder = resolve_model(settings.model, settings.model_file, cache / "models")
+        folder = model_folder(settings, cache)
         key = str(folder.resolve())
         if key not in _loaded:
             _loaded[key] = EntailmentModel(folder, settings.model)

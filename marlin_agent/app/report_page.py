@@ -1,0 +1,118 @@
+"""An answer as one self-contained HTML page: open it, watch each moment, read why it counts.
+
+Everything is inside the file: each moment's clip (cut with a little context, as `--clips`
+does) as an inline MP4 that opens at the moment itself, its confidence and evidence, the
+contact sheet when there is one, and the rejected candidates folded away with why they
+failed. A clip too large to inline is replaced by the source video, opened at the
+moment through a media fragment (``#t=start,end``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import html
+import tempfile
+from pathlib import Path
+
+from marlin_agent.clock import clock
+from marlin_agent.domain import Answer, Moment
+from marlin_agent.media.clips import DEFAULT_PAD
+from marlin_agent.tools import Toolbox
+
+# Larger clips are not inlined: the page would take long to open, and the source plays as well.
+INLINE_LIMIT_BYTES = 24 * 1024 * 1024
+
+_STYLE = """
+body{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1d1d1f}
+h1{font-size:1.4em;margin-bottom:.2em} .verdict{font-size:1.1em;margin:.4em 0 1.2em}
+.found{color:#0a7a32} .notfound{color:#a1460a}
+.moment{border:1px solid #ddd;border-radius:8px;padding:1em;margin:1em 0}
+video{width:100%;max-height:420px;background:#000;border-radius:4px}
+table{border-collapse:collapse;width:100%;font-size:.92em}
+td,th{border-top:1px solid #eee;padding:.3em .5em;text-align:left}
+.meta{color:#666;font-size:.9em} details{margin:1em 0} img{max-width:100%}
+"""
+
+# Each inline clip opens where the moment starts (after the context cut before it).
+_SEEK = """
+for (const v of document.querySelectorAll('video[data-from]')) {
+  const from = parseFloat(v.dataset.from);
+  const seek = () => { if (Math.abs(v.currentTime - from) > 0.05) v.currentTime = from; };
+  if (v.readyState >= 1) seek(); else v.addEventListener('loadedmetadata', seek, {once: true});
+}
+"""
+
+
+def _e(text: object) -> str:
+    return html.escape(str(text), quote=True)
+
+
+def _evidence_rows(moment: Moment) -> str:
+    rows = "".join(f"<tr><td>{_e(e.kind)}</td><td>{_e(e.text)}</td><td>{clock(e.start)}–{clock(e.end)}</td>"
+                   f"<td>{e.score:.2f}</td></tr>" for e in moment.evidence)
+    return f"<table><tr><th>signal</th><th>what</th><th>when</th><th>support</th></tr>{rows}</table>" if rows else ""
+
+
+def _player(moment: Moment, clip: Path | None) -> str:
+    if clip is not None and clip.is_file() and clip.stat().st_size <= INLINE_LIMIT_BYTES:
+        data = base64.b64encode(clip.read_bytes()).decode("ascii")
+        offset = min(DEFAULT_PAD, moment.start)  # the context the clip starts with
+        return (f'<video controls preload="auto" muted data-from="{offset:.3f}" '
+                f'src="data:video/mp4;base64,{data}"></video>')
+    source = Path(moment.video.path).resolve().as_uri()
+    return f'<video controls preload="metadata" src="{_e(source)}#t={moment.start:.3f},{moment.end:.3f}"></video>'
+
+
+def _moment_html(moment: Moment, clip: Path | None, number: int) -> str:
+    return (f'<section class="moment"><h2>{number}. {_e(moment.video.title)} · {clock(moment.start)}–'
+            f'{clock(moment.end)}</h2><p class="meta">confidence {moment.confidence:.2f} · {_e(moment.video.path)}</p>'
+            f"{_player(moment, clip)}{_evidence_rows(moment)}</section>")
+
+
+def _rejected_html(answer: Answer) -> str:
+    if not answer.rejected:
+        return ""
+    items = "".join(f"<li><b>{_e(m.video.title)} {clock(m.start)}–{clock(m.end)}</b> (confidence "
+                    f"{m.confidence:.2f}){_evidence_rows(m)}</li>" for m in answer.rejected)
+    return (f"<details><summary>{len(answer.rejected)} candidate(s) Marlin proposed that did not pass "
+            f"verification</summary><ol>{items}</ol></details>")
+
+
+def _sheet_html(sheet: Path | None) -> str:
+    if sheet is None or not sheet.is_file():
+        return ""
+    data = base64.b64encode(sheet.read_bytes()).decode("ascii")
+    return f'<h2>Contact sheet</h2><img alt="contact sheet" src="data:image/png;base64,{data}">'
+
+
+def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None) -> str:
+    """The page for ``answer``, with ``clips[i]`` the cut of ``answer.moments[i]`` (None: link the source)."""
+    verdict = (f'<p class="verdict found">Found: {_e(answer.answer)}</p>' if answer.found
+               else f'<p class="verdict notfound">Not found. {_e(answer.answer)}</p>')
+    moments = "".join(_moment_html(m, c, n) for n, (m, c) in enumerate(zip(answer.moments, clips), 1))
+    usage = answer.usage
+    footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s), {usage.seconds:.1f} s. '
+              f"{_e(answer.incomplete) if answer.incomplete else ''}</p>")
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(answer.question)}</title>'
+            f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>{verdict}{moments}"
+            f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}<script>{_SEEK}</script></body></html>")
+
+
+async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path | None = None) -> Path:
+    """Write the page for ``answer`` to ``target``, with the contact sheet ``sheet`` if there is one;
+    clips are cut now unless ``--clips`` already made them."""
+    with tempfile.TemporaryDirectory(prefix="marlin-page-") as scratch:
+        clips: list[Path | None] = []
+        for moment in answer.moments:
+            if moment.clip:
+                clips.append(Path(moment.clip))
+            else:
+                made = await tools.clip(moment.video.id, moment.start, moment.end, Path(scratch))
+                clips.append(Path(made.path))
+        page = page_html(answer, clips, sheet)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_name(f".{target.name}.partial")
+        await asyncio.to_thread(partial.write_text, page, "utf-8")
+        partial.replace(target)
+    return target

@@ -1,0 +1,36 @@
+"""`marlin-agent models ...`: the small models marlin-agent runs itself, fetched ahead of time."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from marlin_agent.cli.options import CommandApp, JsonOpt, NoTranscribeOpt
+from marlin_agent.cli.output import emit_json, run_blocking
+from marlin_agent.config import load_settings
+
+models_app = CommandApp(help="The embedding, verification and speech models: fetched once into the cache.",
+                        no_args_is_help=True)
+
+
+@models_app.command("pull")
+def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
+                 quiet: Annotated[bool, typer.Option("--quiet", help="No download progress bars.")] = False) -> None:
+    """Download every model search, verification and transcription use, so later runs work offline."""
+    import os
+
+    from marlin_agent.setup.models import pull_models
+
+    if quiet:
+        os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    copies = run_blocking(as_json, lambda: pull_models(load_settings(), speech=not no_transcribe))
+    if as_json:
+        emit_json({"models": [copy.model_dump() for copy in copies]})
+        return
+    table = Table("role", "model", "folder", "MB")
+    for copy in copies:
+        table.add_row(copy.role, copy.name, copy.folder, f"{copy.megabytes:g}")
+    Console().print(table)
