@@ -77,6 +77,9 @@ class LibrarySettings(BaseModel):
     whisper_model: str = "auto"
     transcribe: bool = True
     lock_wait: float = Field(600.0, ge=0)
+    # Folders every indexed file must really lie in (symlinks resolved); empty: anywhere. The MCP
+    # server sets its roots here, so a link inside a root cannot bring in footage from outside it.
+    confine_to: list[str] = []
 
 
 class AgentSettings(BaseModel):

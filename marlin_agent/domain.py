@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, computed_field
+from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field
+
+# A path in documents other programs read (MCP output schemas, --json): a plain string in JSON
+# Schema, since "format": "path" is pydantic's own and not a standard format.
+FilePath = Annotated[Path, WithJsonSchema({"type": "string", "description": "An absolute file path."})]
 
 SCHEMA_VERSION = "1"
 
@@ -28,7 +33,7 @@ class Record(BaseModel):
 class VideoInfo(Record):
     """What probing a file found out about it."""
 
-    path: Path
+    path: FilePath
     content_id: str = Field(description="Hash of the file's bytes: stable across moves and renames.")
     size_bytes: int
     duration: float
@@ -57,7 +62,7 @@ class StagedClip(Record):
     """A chunk re-encoded into a small server-ready file."""
 
     chunk: Chunk
-    path: Path
+    path: FilePath
     width: int
     height: int
     fps: float

@@ -51,6 +51,15 @@ def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     assert {"found", "moments"} <= set(tools["ask"].output_schema["properties"])
     assert "results" in tools["search"].output_schema["properties"]
     assert all(tool.description for tool in tools.values())
+    read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
+    assert read_only == {"search", "find", "caption", "job_status", "list_videos"}
+    assert all(tools[name].annotations.destructive_hint is False for name in ("ask", "index", "extract"))
+    # Only JSON Schema's own formats: strict clients reject others ("path" is pydantic's).
+    standard = {"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri",
+                "uri-reference", "uuid", "regex", "json-pointer"}
+    used = {m for tool in tools.values()
+            for m in re.findall(r'"format": "([^"]+)"', json.dumps([tool.input_schema, tool.output_schema]))}
+    assert used <= standard, used
 
 
 def test_ask_answers_with_progress_then_search_finds_the_indexed_moment(library_env, root):
@@ -120,6 +129,18 @@ def test_a_server_error_becomes_a_readable_tool_error(library_env, root):
     result = _session(env, root, lambda c: c.call_tool("caption", {"video": "short_field.mp4"}))
     assert result.is_error
     assert "server_unavailable" in result.content[0].text
+    # What helps over MCP: the host's env block or the stored setup, not "export MARLIN_BASE_URL".
+    assert "env block" in result.content[0].text and "marlin-agent setup" in result.content[0].text
+
+
+def test_with_no_server_configured_the_hint_says_what_works_over_mcp(library_env, root):
+    async def work(client):
+        return await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]})
+
+    env = {**library_env, "MARLIN_BASE_URL": "", "MARLIN_ENGINE": ""}
+    result = _session(env, root, work)
+    assert result.is_error and "server_not_configured" in result.content[0].text
+    assert "env block" in result.content[0].text
 
 
 def test_nothing_but_protocol_reaches_stdout(library_env, root):
@@ -194,3 +215,62 @@ def test_an_ask_that_outlasts_its_bound_goes_on_as_a_job_whose_result_is_the_ans
     indexing = simulator.state.calls[0].clip_duration
     # Captioned once for the index; verification's fresh captions are of the short span alone.
     assert len([c for c in simulator.state.calls if c.kind == "caption" and c.clip_duration == indexing]) == 1
+
+
+def test_a_link_inside_a_root_that_leads_outside_is_refused_and_reported_and_nothing_from_it_is_used(
+        library_env, root, footage, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    shutil.copy(footage["long_street"], outside / "street.mp4")
+    (root / "elsewhere").symlink_to(outside)  # a folder inside the root that is really outside it
+    (root / "street-link.mp4").symlink_to(outside / "street.mp4")  # and a single file the same way
+
+    async def work(client):
+        job = (await client.call_tool("index", {"paths": ["."], "wait_seconds": 120})).structured_content
+        asked = await client.call_tool("ask", {"question": "when does the white circle appear", "paths": ["."]})
+        return job, asked
+
+    job, asked = _session(library_env, root, work)
+    assert job["state"] == "done", job
+    report = job["result"]
+    assert [Path(v["path"]).name for v in report["videos"]] == ["short_field.mp4"]
+    refused = {Path(f["source"]).name: f for f in report["failed"]}
+    assert refused["elsewhere"]["code"] == refused["street-link.mp4"]["code"] == "path_not_allowed"
+    assert str(outside) in refused["elsewhere"]["reason"]
+    assert str(outside) not in json.dumps(asked.structured_content)  # nothing from outside is answered
+
+
+def test_search_over_a_shared_index_returns_k_hits_from_the_videos_inside_the_roots(
+        library_env, root, footage, tmp_path):
+    from tests.test_cli import document, invoke
+
+    second = tmp_path / "second"
+    second.mkdir()
+    shutil.copy(footage["vertical_night"], second / "night.mp4")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.copy(footage["long_street"], elsewhere / "street.mp4")
+    # Another user of the same index put a long video with many matching moments in it.
+    assert document(invoke(["index", str(elsewhere), str(root), str(second), "--no-transcribe", "--json"],
+                           library_env))["videos_new"] == 3
+
+    async def work(client):
+        return await client.call_tool("search", {"query": "a circle appears", "k": 4})
+
+    searched = _session(library_env, root, work, "--root", str(second))
+    hits = searched.structured_content["results"]
+    assert len(hits) == 4
+    assert {Path(hit["video"]["path"]).parent for hit in hits} <= {root, second}
+
+
+def test_extract_with_a_custom_schema_and_no_planner_is_an_error_naming_the_parameter(library_env, root, simulator):
+    schema = {"title": "goal", "type": "object", "properties": {"scorer": {"type": "string"}}}
+
+    async def work(client):
+        return await client.call_tool("extract", {"schema": schema, "paths": ["."]})
+
+    result = _session({**library_env, "MARLIN_PLANNER": ""}, root, work)
+    assert result.is_error
+    text = result.content[0].text
+    assert "planner_not_configured" in text and "Pass planner" in text and "--planner" not in text
+    assert simulator.state.received == 0  # refused before any footage was looked at

@@ -374,3 +374,9 @@ def test_ask_that_must_index_says_it_is_waiting_for_the_other_process(clips, lib
     assert asked.exit_code == 0, asked.stdout + asked.stderr
     assert "waiting for another process indexing into" in " ".join(asked.stderr.split())
     assert document(asked)["found"] is True
+
+
+def test_a_human_mode_hint_keeps_the_extra_in_square_brackets(library_env):
+    result = _cli_without("lancedb", ["search", "a red circle"], library_env)
+    assert result.returncode == 2
+    assert "pip install 'marlin-agent[library]'" in " ".join(result.stderr.split())  # not eaten as markup

@@ -28,7 +28,8 @@ from marlin_agent.verification.signals import best_match_evidence, contradiction
     ("show me the moments where the dog jumps", "the dog jumps"),
     ("the package being picked up", "the package being picked up"),
     ("when does the goal happen", "the goal"),
-    ("when does the red circle appear?", "the red circle"),  # not "the red circles": the verb goes, not the noun
+    ("when does the red circle appear?", "the red circle appears"),  # not "the red circles"
+    ("when does a purple star show up", "a purple star shows up"),
     ("when does the dog jump in the video", "the dog jumps"),
 ])
 def test_a_question_becomes_the_plain_event_sentence_in_the_users_own_words(question, event):

@@ -19,8 +19,10 @@ class SearchResult(BaseModel):
 
 
 async def search_footage(query: str, settings: Settings, within: list[str] | None = None, k: int = 10,
-                         on_progress: Callable[[IndexProgress], None] | None = None) -> SearchResult:
-    """The ``k`` best moments for ``query``; ``within`` limits them to those files, folders or URLs."""
+                         on_progress: Callable[[IndexProgress], None] | None = None,
+                         among: set[str] | None = None) -> SearchResult:
+    """The ``k`` best moments for ``query``; ``within`` limits them to those files, folders or URLs
+    (indexed first), ``among`` to those video ids (what a confined caller may see)."""
     library = await asyncio.to_thread(open_library, settings)
     await asyncio.to_thread(library.embedder.folder)  # no model, no search: say so before anything else
     report = None
@@ -28,5 +30,7 @@ async def search_footage(query: str, settings: Settings, within: list[str] | Non
     if within:
         report = await index_inputs(within, settings, library, on_progress)
         video_ids = [v.id for v in report.videos]
+    if among is not None:
+        video_ids = sorted(among if video_ids is None else among.intersection(video_ids))
     hits = await asyncio.to_thread(library.search, query, k, video_ids)
     return SearchResult(query=query, results=hits, index=report)

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from rich.markup import escape
 
 from marlin_agent.cli import engine, evaluate, footage, models, setup, video
 from marlin_agent.cli.options import (
@@ -50,12 +51,12 @@ def mcp_command(
         from marlin_agent.mcp_server import serve_stdio
     except ImportError as exc:
         stderr.print(f"[bold red]error:[/] the MCP server needs the mcp extra ({exc.name} is missing)")
-        stderr.print("[dim]hint:[/] pip install 'marlin-agent[mcp]'")
+        stderr.print("[dim]hint:[/] " + escape("pip install 'marlin-agent[mcp]'"))
         raise typer.Exit(2) from None
     try:
         settings = server.settings(**{"library.db": db})
     except MarlinAgentError as exc:
-        stderr.print(f"[bold red]error:[/] {exc.message}")
+        stderr.print(f"[bold red]error:[/] {escape(exc.message)}")
         raise typer.Exit(exc.exit_code) from None
     serve_stdio(settings, [str(r) for r in roots] if roots else None)
 

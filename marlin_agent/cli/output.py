@@ -16,6 +16,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (
     BarColumn,
     MofNCompleteColumn,
@@ -36,7 +37,7 @@ stderr = Console(stderr=True)
 
 def say(message: str) -> None:
     """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
-    stderr.print(f"[dim]{message}[/]", highlight=False)
+    stderr.print(f"[dim]{escape(message)}[/]", highlight=False)
 
 
 class _SayNotices(logging.Handler):
@@ -84,9 +85,10 @@ def fail(exc: MarlinAgentError, as_json: bool, secrets: list[str] | None = None)
     if as_json:
         emit_json({"error": exc.to_dict()}, secrets)
     else:
-        stderr.print(f"[bold red]error:[/] {redact(exc.message, secrets)}")
+        stderr.print(f"[bold red]error:[/] {escape(redact(exc.message, secrets))}")
         if exc.hint:
-            stderr.print(f"[dim]hint:[/] {redact(exc.hint, secrets)}")
+            # Hints name extras like 'marlin-agent[mcp]': escaped, or rich would read [mcp] as markup.
+            stderr.print(f"[dim]hint:[/] {escape(redact(exc.hint, secrets))}")
     raise typer.Exit(exc.exit_code) from None
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from marlin_agent.cli.options import JsonOpt
@@ -55,7 +56,7 @@ def setup_command(
     api_key = api_key or os.environ.get("MARLIN_API_KEY") or None
     secrets = secrets_of(None, api_key)
     # Progress goes to stderr in every mode; stdout keeps to the one JSON document.
-    say = lambda message: stderr.print(f"[dim]{redact(message, secrets)}[/]", highlight=False)  # noqa: E731
+    say = lambda message: stderr.print(f"[dim]{escape(redact(message, secrets))}[/]", highlight=False)  # noqa: E731
     try:
         settings = load_settings()
         secrets += secrets_of(settings)
@@ -97,7 +98,7 @@ def setup_command(
     Console().print(f"Stored in {result.config}" + (f"; the key in {result.credentials} (user-only)."
                                                     if result.api_key_stored else "."))
     for warning in result.warnings:
-        stderr.print(f"[yellow]warning:[/] {warning}")
+        stderr.print(f"[yellow]warning:[/] {escape(warning)}")
     Console().print("Next: marlin-agent ask \"when does …\" --in ./footage")
 
 

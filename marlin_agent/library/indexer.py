@@ -407,7 +407,8 @@ def open_library(settings: Settings) -> Library:
 
 
 def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
-    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir))
+    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir),
+                               within=[Path(folder) for folder in settings.library.confine_to] or None)
     require_videos(resolved, inputs)
     return resolved
 

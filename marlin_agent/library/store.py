@@ -49,7 +49,7 @@ def _import_lancedb():
     import sys
     import types
 
-    if "lancedb" in sys.modules:
+    if sys.modules.get("lancedb") is not None:
         return sys.modules["lancedb"]
     client = "lance_namespace_urllib3_client"
     spec = importlib.util.find_spec(client)
@@ -62,7 +62,8 @@ def _import_lancedb():
 
             return lancedb
         except Exception:  # noqa: BLE001 - retried below with the package's own import
-            for name in [n for n in sys.modules if n.split(".")[0] in ("lancedb", "lance_namespace", client)]:
+            for name in [n for n, module in sys.modules.items()
+                         if module is not None and n.split(".")[0] in ("lancedb", "lance_namespace", client)]:
                 del sys.modules[name]
     import lancedb
 

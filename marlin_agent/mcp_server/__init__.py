@@ -17,6 +17,7 @@ from typing import Annotated, Any, Literal, TypeVar
 
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.types import ToolAnnotations
 from pydantic import Field
 
 from marlin_agent.app.search import SearchResult
@@ -43,9 +44,21 @@ the job it names: poll `job_status`, whose result is then the call's document. P
 lie inside the server's roots."""
 
 
+# MCP hosts start this server with an environment of their own (an allow-list, or only the
+# entry's env block), so "export MARLIN_BASE_URL" in a shell never reaches it.
+_NO_SERVER_OVER_MCP = ("This MCP server sees only the environment its host gives it, not your shell's: put "
+                       "MARLIN_BASE_URL (and MARLIN_API_KEY for a hosted endpoint) in the env block of its entry "
+                       "in the host's MCP config, or run `marlin-agent setup` once, whose stored choice the "
+                       "server reads.")
+
+
+def _hint_over_mcp(code: str, hint: str | None) -> str | None:
+    return _NO_SERVER_OVER_MCP if code in ("server_not_configured", "server_unavailable") else hint
+
+
 def _tool_error(exc: MarlinAgentError) -> ToolError:
-    hint = f" Hint: {exc.hint}" if exc.hint else ""
-    return ToolError(f"{exc.code}: {exc.message}.{hint}")
+    hint = _hint_over_mcp(exc.code, exc.hint)
+    return ToolError(f"{exc.code}: {exc.message}." + (f" Hint: {hint}" if hint else ""))
 
 
 class Reporter:
@@ -161,7 +174,8 @@ class MarlinTools:
             return self.jobs.result(job.id)
         if finished.state == "failed":
             error = finished.error or {}
-            hint = f" Hint: {error['hint']}" if error.get("hint") else ""
+            hint = _hint_over_mcp(error.get("code", ""), error.get("hint"))
+            hint = f" Hint: {hint}" if hint else ""
             raise ToolError(f"{error.get('code', 'error')}: {error.get('message', '')}.{hint}")
         raise ToolError(f"still_running: {kind} is taking longer than {self.settings.mcp.call_seconds:.0f} s "
                         f"(new footage is indexed first; a slow engine takes minutes per chunk). It goes on as job "
@@ -192,14 +206,24 @@ class MarlinTools:
         return self.start("index", lambda reporter: index_inputs(sources, self.settings, on_progress=reporter))
 
 
+# What a host may tell its user before a call. Reading tools change nothing; the tools that index
+# write to the local index only (never delete) and may fetch URLs; running one again adds nothing.
+_READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
+_READS_OPEN = ToolAnnotations(read_only_hint=True, open_world_hint=True)
+_ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
+
+
 def build_server(settings: Settings, roots: list[str | Path] | None = None) -> MCPServer:
     """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path."""
     allowed = list(roots or settings.mcp.roots or [Path.cwd()])
-    tools = MarlinTools(settings, PathGuard(allowed, settings.mcp.allow_urls))
-    guard = tools.guard
+    guard = PathGuard(allowed, settings.mcp.allow_urls)
+    # Folders walked for the caller are confined too: a link inside a root must not bring in footage from outside.
+    settings = settings.model_copy(update={"library": settings.library.model_copy(
+        update={"confine_to": [str(root) for root in guard.roots]})})
+    tools = MarlinTools(settings, guard)
     server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS)
 
-    @server.tool()
+    @server.tool(annotations=_ADDS)
     async def ask(question: str, paths: list[str], ctx: Context,
                   threshold: Annotated[float, Field(ge=0, le=1)] | None = None, clips: bool = False) -> Answer:
         """Answer a question about footage with verified moments, or found=false.
@@ -215,7 +239,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         return await tools.as_job(
             "ask", lambda reporter: run_ask(question, sources, settings, reporter, clips_dir), ctx)
 
-    @server.tool()
+    @server.tool(annotations=_READS_OPEN)
     async def search(query: str, ctx: Context, paths: list[str] | None = None,
                      k: Annotated[int, Field(ge=1, le=200)] = 10) -> SearchResult:
         """Rank indexed moments (events, scenes, speech) for a query, by words and meaning.
@@ -228,14 +252,13 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         settings = await tools.served() if sources else tools.settings
 
         async def run(reporter) -> SearchResult:
-            result = await search_footage(query, settings, sources, k, reporter)
+            # The top k among the videos this server may show, not the top k of a shared index cut afterwards.
             visible = {video.id for video in await tools.visible_videos()}
-            result.results = [hit for hit in result.results if hit.video.id in visible]
-            return result
+            return await search_footage(query, settings, sources, k, reporter, among=visible)
 
         return await tools.as_job("search", run, ctx)
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def find(event: str, video: str, ctx: Context, start: float | None = None,
                    end: float | None = None) -> FindResult:
         """Marlin's raw candidate span per ~60 s chunk for an event in one video, best first.
@@ -248,7 +271,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         return await tools.as_job("find", lambda reporter: with_client(
             settings.server, lambda c: find_in_video(event, path, settings, c, start, end, reporter.chunks)), ctx)
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def caption(video: str, ctx: Context, start: float | None = None,
                       end: float | None = None) -> VideoCaption:
         """Marlin's dense captions for one video: a scene paragraph per chunk and time-ranged events."""
@@ -259,7 +282,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         return await tools.as_job("caption", lambda reporter: with_client(
             settings.server, lambda c: caption_video(path, settings, c, start, end, reporter.chunks)), ctx)
 
-    @server.tool()
+    @server.tool(annotations=_ADDS)
     async def index(paths: list[str], ctx: Context, wait_seconds: float = 30.0) -> Job:
         """Index footage (captions, transcripts, search index) as a job; resumable.
 
@@ -269,13 +292,16 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         job = tools.start_index(sources)
         return await tools.wait(job.id, wait_seconds, ctx)
 
-    @server.tool()
+    @server.tool(annotations=_ADDS)
     async def extract(schema: dict[str, Any] | str, paths: list[str], ctx: Context, output: str | None = None,
                       per: Literal["video", "chunk"] = "video", instructions: str | None = None,
-                      wait_seconds: float = 30.0) -> Job:
+                      planner: str | None = None, wait_seconds: float = 30.0) -> Job:
         """Turn footage into rows matching a JSON Schema (an object, a schema file path, or "marlin"
         for Marlin's own scenes and events without an LLM). Runs as a job; the result names the
-        JSONL/Parquet output (default under $MARLIN_HOME/extracts). Needs a planner LLM unless "marlin"."""
+        JSONL/Parquet output (default under $MARLIN_HOME/extracts).
+
+        planner: the LLM that fills a custom schema ("provider/name", or a model served at the
+        configured planner base URL); default: the server's [planner] model. Not needed for "marlin"."""
         from marlin_agent.extraction.job import extract as run_extract
         from marlin_agent.extraction.schema import load_schema
 
@@ -286,7 +312,16 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
             loaded = load_schema(schema)
         except MarlinAgentError as exc:
             raise _tool_error(exc) from None
-        settings = await tools.served()
+        settings = tools.with_overrides(await tools.served(), **{"planner.model": planner})
+        if not loaded.builtin:  # no LLM to fill the rows: an error now, not a job that fails later
+            from marlin_agent.chat_model import planner_model
+
+            try:
+                planner_model(settings.planner)
+            except MarlinAgentError as exc:
+                exc.hint = ('Pass planner, e.g. "openai/gpt-4.1-mini" or a model served at the configured '
+                            'planner base URL, or set [planner] model in the server\'s config; or use schema "marlin".')
+                raise _tool_error(exc) from None
         target = (_checked(guard.path, output) if output
                   else settings.home / "extracts" / f"{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 
@@ -294,14 +329,14 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
             loaded, sources, settings, target, per=per, instructions=instructions, on_progress=reporter))
         return await tools.wait(job.id, wait_seconds, ctx)
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def job_status(job_id: str, ctx: Context, wait_seconds: float = 10.0) -> Job:
         """The state of a job (index, extract, or an ask/search/find/caption that outlasted its call);
         waits up to wait_seconds for it to finish. When done, result holds the tool's document."""
         _checked(tools.jobs.get, job_id)
         return await tools.wait(job_id, wait_seconds, ctx)
 
-    @server.tool()
+    @server.tool(annotations=_READS)
     async def list_videos() -> VideoList:
         """The indexed videos inside the roots (and those fetched from URLs): path, duration, chunks."""
         return await tools.listed_videos()

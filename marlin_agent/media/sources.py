@@ -8,7 +8,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from marlin_agent.errors import MarlinAgentError, NoVideosFound, VideoNotFound
+from marlin_agent.errors import MarlinAgentError, NoVideosFound, PathNotAllowed, VideoNotFound
 
 VIDEO_EXTENSIONS = frozenset({
     ".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".wmv", ".flv", ".mpg", ".mpeg",
@@ -43,13 +43,25 @@ def is_url(text: str) -> bool:
     return text.startswith(("http://", "https://"))
 
 
-def _walk(folder: Path, skipped: list[SkippedSource]) -> list[Path]:
-    """Video files below ``folder``, following symlinks without looping."""
+def _inside(path: Path, within: list[Path] | None) -> bool:
+    return within is None or any(path == root or path.is_relative_to(root) for root in within)
+
+
+def _walk(folder: Path, skipped: list[SkippedSource], within: list[Path] | None = None) -> list[Path]:
+    """Video files below ``folder``, following symlinks without looping; with ``within``, none whose
+    real place is outside those folders (each link that leads out is reported, and not followed)."""
     found: list[Path] = []
     seen_dirs: set[Path] = set()
 
     def on_error(error: OSError) -> None:
         skipped.append(SkippedSource(source=str(error.filename), code="unreadable", reason=error.strerror or str(error)))
+
+    def leads_out(path: Path, real: Path) -> bool:
+        if _inside(real, within):
+            return False
+        skipped.append(SkippedSource(source=str(path), code=PathNotAllowed.code,
+                                     reason=f"a link to {real}, outside the allowed folders"))
+        return True
 
     for root, dirs, files in os.walk(folder, followlinks=True, onerror=on_error):
         real = Path(root).resolve()
@@ -57,13 +69,16 @@ def _walk(folder: Path, skipped: list[SkippedSource]) -> list[Path]:
             dirs[:] = []
             continue
         seen_dirs.add(real)
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
+        dirs[:] = sorted(d for d in dirs if not d.startswith(".")
+                         and not leads_out(Path(root) / d, (Path(root) / d).resolve()))
         for name in sorted(files):
             if name.startswith(".") or Path(name).suffix.lower() not in VIDEO_EXTENSIONS:
                 continue
             path = Path(root) / name
             if not path.exists():
                 skipped.append(SkippedSource(source=str(path), code="broken_link", reason="a symlink to nothing"))
+            elif leads_out(path, path.resolve()):
+                continue
             elif not os.access(path, os.R_OK):
                 skipped.append(SkippedSource(source=str(path), code="unreadable", reason="permission denied"))
             else:
@@ -71,18 +86,24 @@ def _walk(folder: Path, skipped: list[SkippedSource]) -> list[Path]:
     return found
 
 
-def resolve_sources(inputs: list[str], download=None) -> ResolvedSources:
+def resolve_sources(inputs: list[str], download=None, within: list[Path] | None = None) -> ResolvedSources:
     """Files, folders (recursive) and URLs to local videos; what cannot be used is listed, not fatal.
 
     ``download`` turns a URL into a :class:`SourceVideo` (see ``media.download``); folders
     yield only files with a video extension, while a file named directly is always tried.
+    With ``within``, every file must really lie inside one of those folders, symlinks resolved:
+    a front door that confines its callers (the MCP server) passes its roots.
     """
     resolved = ResolvedSources()
     seen: set[Path] = set()
+    within = [Path(w).expanduser().resolve() for w in within] if within else None
 
     def add(video: SourceVideo) -> None:
         real = video.path.resolve()
-        if real not in seen:
+        if not _inside(real, within) and not video.url:
+            resolved.skipped.append(SkippedSource(source=str(video.path), code=PathNotAllowed.code,
+                                                  reason=f"it is {real}, outside the allowed folders"))
+        elif real not in seen:
             seen.add(real)
             resolved.videos.append(video)
 
@@ -97,7 +118,7 @@ def resolve_sources(inputs: list[str], download=None) -> ResolvedSources:
             continue
         path = Path(item).expanduser()
         if path.is_dir():
-            for found in _walk(path, resolved.skipped):
+            for found in _walk(path, resolved.skipped, within):
                 add(SourceVideo(path=found.absolute()))
         elif path.exists():
             add(SourceVideo(path=path.absolute()))

@@ -19,8 +19,11 @@ _LEADING = re.compile(
 )
 _WHEN = re.compile(r"^\s*(?:when|where|at what (?:time|point)|what time|at which point)\s+(?:exactly\s+)?",
                    re.IGNORECASE)
+# Words that only say "it happens" go; "appears" and "shows up" stay, since they are the event
+# itself ("a purple star appears"): an entailment model reads a bare noun phrase ("a purple
+# star") as implied by almost any caption.
 _TRAILING = re.compile(
-    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place|appears?|shows? up|"
+    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place|"
     r"in (?:the|this) (?:video|footage|clip|recording)))*\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
