@@ -15,7 +15,7 @@ from contextvars import ContextVar
 from pathlib import Path
 from typing import Any, Literal, NamedTuple
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator, model_validator
 from pydantic_settings import (
     BaseSettings,
     PydanticBaseSettingsSource,
@@ -62,9 +62,17 @@ class MediaSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
+    # The longest clip ever sent; a video is cut into equal chunks no longer than this.
     chunk_seconds: float = Field(60.0, ge=5)
-    tail_merge_seconds: float = Field(15.0, ge=0)
     stage_fps: float = Field(2.0, gt=0, le=30)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _retired_keys(cls, value: object) -> object:
+        # Config files from before equal chunks may still set this; it no longer means anything.
+        if isinstance(value, dict) and "tail_merge_seconds" in value:
+            value = {k: v for k, v in value.items() if k != "tail_merge_seconds"}
+        return value
 
 
 class LibrarySettings(BaseModel):

@@ -9,7 +9,7 @@ from marlin_agent.errors import AuthenticationFailed, ChunkFailed, InvalidTimeRa
 from marlin_agent.marlin import MarlinClient
 from marlin_agent.marlin.scan import caption_video, find_in_video
 
-CHUNK_PLUS_TAIL = 60.0 + 15.0
+CHUNK = 60.0
 CONTRACT_CAPTION = (
     "Provide a spatial description of this clip followed by time-ranged events.\n"
     "For each event, give the time range as <start - end> and a short description."
@@ -39,7 +39,7 @@ def test_a_long_video_is_captioned_with_events_at_their_true_times(footage, sett
     truth = load_truth(footage["long_street"])
     result = caption(footage["long_street"], settings)
     assert result.video.duration > 180
-    assert [(c.start, c.end) for c in result.chunks] == [(0, 60), (60, 120), (120, 180), (180, 200)]
+    assert [(c.start, c.end) for c in result.chunks] == [(0, 50), (50, 100), (100, 150), (150, 200)]
     assert len(result.events) == len(truth.events)
     for expected, got in zip(truth.events, result.events):
         assert got.text == expected.text
@@ -57,29 +57,29 @@ def test_every_request_is_greedy_canonical_and_no_longer_than_a_chunk(footage, s
     assert all(r.temperature == 0 for r in records)
     assert {r.prompt for r in records if r.kind == "caption"} == {CONTRACT_CAPTION}
     assert all(r.max_tokens in (1024, 64) for r in records)
-    assert simulator.state.longest_clip <= CHUNK_PLUS_TAIL + 0.01
+    assert simulator.state.longest_clip <= CHUNK
 
 
-def test_a_short_tail_rides_with_the_last_chunk_and_stays_on_time(make_footage, settings, simulator):
+def test_a_short_remainder_is_shared_out_and_stays_on_time(make_footage, settings, simulator):
     video = make_footage("tail", duration=130, events=[{"colour": "blue", "shape": "circle", "start": 121.0, "end": 127.0}])
     result = caption(video, settings)
-    assert [(c.start, c.end) for c in result.chunks] == [(0, 60), (60, 130)]
+    assert [(c.start, c.end) for c in result.chunks] == [(0, 43.333333), (43.333333, 86.666667), (86.666667, 130)]
     (event,) = [e for e in result.events if "blue" in e.text]
     assert (event.start, event.end) == pytest.approx((121.0, 127.0), abs=1.0)
-    assert simulator.state.longest_clip == pytest.approx(70.0, abs=0.3)
+    assert simulator.state.longest_clip == pytest.approx(43.5, abs=0.3)
 
 
 def test_an_event_cut_by_a_chunk_boundary_is_joined_again(make_footage, settings):
-    video = make_footage("straddle", duration=100, events=[{"colour": "yellow", "shape": "square", "start": 55.0, "end": 66.0}])
-    result = caption(video, settings)
+    video = make_footage("straddle", duration=100, events=[{"colour": "yellow", "shape": "square", "start": 45.0, "end": 56.0}])
+    result = caption(video, settings)  # two 50 s chunks
     (event,) = result.events
-    assert (event.start, event.end) == pytest.approx((55.0, 66.0), abs=1.0)
+    assert (event.start, event.end) == pytest.approx((45.0, 56.0), abs=1.0)
     assert sum(len(c.events) for c in result.chunks) == 2  # each chunk saw its half
 
 
 def test_a_range_captions_only_that_part_with_video_times(footage, settings, simulator):
     result = caption(footage["long_street"], settings, start=120, end=200)
-    assert [(c.start, c.end) for c in result.chunks] == [(120, 180), (180, 200)]
+    assert [(c.start, c.end) for c in result.chunks] == [(120, 160), (160, 200)]
     assert [round(e.start) for e in result.events] == [131, 185]
 
 
@@ -125,8 +125,8 @@ def test_a_failing_chunk_is_recorded_and_the_others_still_answer(footage, settin
 
     monkeypatch.setattr(ChunkRunner, "_stage", flaky)
     result = caption(footage["long_street"], settings)
-    assert [(f.start, f.end, f.code) for f in result.failures] == [(60, 120, "video_unreadable")]
-    assert [c.start for c in result.chunks] == [0, 120, 180]
+    assert [(f.start, f.end, f.code) for f in result.failures] == [(50, 100, "video_unreadable")]
+    assert [c.start for c in result.chunks] == [0, 100, 150]
 
 
 def test_when_every_chunk_fails_the_run_fails(footage, settings, simulator):

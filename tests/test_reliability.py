@@ -30,6 +30,11 @@ def index(paths, env, *flags):
     return invoke(["index", *map(str, paths), "--no-transcribe", "--json", *flags], env)
 
 
+def _street_last_chunk(record):
+    """The street's last chunk (150-200 s), the only one showing the purple circle."""
+    return any("purple circle" in seen for seen in record.seen)
+
+
 @pytest.mark.parametrize("fault", ["empty", "prose"])
 def test_an_answer_that_is_no_caption_is_a_failed_chunk_and_is_retried_on_the_next_run(
         fault, clips, library_env, simulator):
@@ -85,7 +90,7 @@ def test_one_video_failing_entirely_does_not_stop_the_folder(clips, library_env,
 def test_recaption_redoes_every_chunk_or_only_the_failed_ones(clips, library_env, simulator):
     assert document(index([clips / "street.mp4"], library_env))["marlin_calls"] == 4
     simulator.state.fault = "truncated"
-    simulator.state.fault_when = lambda record: (record.clip_duration or 0) < 30  # the 20 s tail chunk
+    simulator.state.fault_when = _street_last_chunk
     redone = document(index([clips / "street.mp4"], library_env, "--recaption"))
     assert redone["marlin_calls"] == 4 and redone["chunks_captioned"] == 3 and redone["chunks_failed"] == 1
 
@@ -222,7 +227,7 @@ def test_the_timeout_comes_from_marlin_timeout_and_otherwise_scales_with_the_cli
 
 def test_a_server_that_dies_mid_run_is_named_and_the_work_done_is_kept(clips, library_env, simulator):
     simulator.state.fault = "die"
-    simulator.state.fault_when = lambda record: record.clip_duration and record.clip_duration < 30  # street's tail
+    simulator.state.fault_when = _street_last_chunk
     result = index([clips / "street.mp4"], library_env, "--concurrency", "1")
     assert result.exit_code == 3
     error = document(result)["error"]

@@ -22,6 +22,12 @@ def test_user_file_overrides_defaults_and_environment_overrides_the_file(tmp_pat
     assert settings.server.model == "from-env"
 
 
+def test_a_config_file_from_before_equal_chunks_still_loads(tmp_path):
+    (tmp_path / "config.toml").write_text("[media]\nchunk_seconds = 45.0\ntail_merge_seconds = 15.0\n")
+    settings = load_settings(env={"MARLIN_HOME": str(tmp_path)})
+    assert settings.media.chunk_seconds == 45.0 and not hasattr(settings.media, "tail_merge_seconds")
+
+
 def test_flags_override_everything_and_none_means_not_given(tmp_path):
     env = {"MARLIN_HOME": str(tmp_path), "MARLIN_BASE_URL": "http://env:1/v1/", "MARLIN_API_KEY": "k"}
     settings = load_settings({"server.base_url": "http://flag:2/v1", "server.model": None}, env=env)

@@ -25,10 +25,10 @@ FIND_PROMPT = re.compile(
     re.DOTALL,
 )
 
-# Marlin reads every clip on a ~60 s timeline. Clips up to this long are read on their
-# true scale; longer ones have all their times squeezed into 60 s.
+# Marlin reads every clip on a ~60 s timeline. Where the real model starts to squeeze is not
+# published, so the simulator takes the harshest reading: any clip longer than 60 s has all
+# its times squeezed into 60 s.
 TIMELINE_SECONDS = 60.0
-TIMELINE_HORIZON = 75.0
 
 THINK_MODES = ("none", "empty", "mixed")
 
@@ -44,7 +44,7 @@ def classify(prompt: str) -> tuple[str, str | None]:
 
 
 def timeline_scale(observation: Observation) -> float:
-    if observation.duration <= TIMELINE_HORIZON:
+    if observation.duration <= TIMELINE_SECONDS:
         return 1.0
     return TIMELINE_SECONDS / observation.duration
 

@@ -45,6 +45,7 @@ class RequestRecord:
     frames_sampled: int | None
     mm_processor_kwargs: dict | None
     status: int
+    seen: tuple[str, ...] = ()  # what the clip showed (toy world): lets a test pick one chunk to misbehave
 
 
 @dataclass
@@ -54,6 +55,7 @@ class SimulatorState:
     api_key: str | None = None
     refuse_file_urls: bool = False
     served_model: str = SERVED_MODEL
+    owned_by: str = "marlin-simulator"  # what /v1/models says serves the model (vLLM says "vllm")
     allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
@@ -174,6 +176,7 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
         kind=kind, prompt=prompt, event=event, temperature=body.get("temperature"),
         max_tokens=max_tokens, transport=transport, clip_duration=observation.duration,
         frames_sampled=observation.frames_sampled, mm_processor_kwargs=budget or None, status=200,
+        seen=tuple(track.text for track in observation.tracks),
     )
     reply = {
         "id": f"chatcmpl-{hashlib.sha1(text.encode()).hexdigest()[:12]}",
@@ -229,7 +232,7 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path.rstrip("/") == "/v1/models":
             if self._authorised():
                 self._send(200, {"object": "list", "data": [
-                    {"id": self.server.state.served_model, "object": "model", "owned_by": "marlin-simulator"}]})
+                    {"id": self.server.state.served_model, "object": "model", "owned_by": self.server.state.owned_by}]})
         else:
             self._error(404, f"no route {self.path}", "NotFoundError")
 

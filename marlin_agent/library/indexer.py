@@ -101,11 +101,12 @@ class _Snapshot:
     videos: dict[str, VideoRecord]
     done: set[str]
     failed: set[str]
+    stored: set[str]  # every stored chunk, off-format ones too
 
     @classmethod
     def read(cls, library: Library) -> _Snapshot:
         return cls(videos={v.id: v for v in library.list_videos()}, done=library.done_chunk_ids(),
-                   failed={f.id for f in library.failures()})
+                   failed={f.id for f in library.failures()}, stored=library.stored_chunk_ids())
 
 
 @dataclass
@@ -217,9 +218,10 @@ class Indexer:
             existing, todo, wants_transcript = self._work(source, video, plan)
         record = self._record(source, video, existing, len(plan))
         if not todo and not wants_transcript:
-            if existing is None or (existing.path, existing.title) != (record.path, record.title):
+            stale = self._stale(video.content_id, plan)
+            if existing is None or (existing.path, existing.title) != (record.path, record.title) or stale:
                 await self._locked()  # a moved or renamed file gets its new path and title
-                await self.writer.write(Writes(videos=[record]))
+                await self.writer.write(Writes(videos=[record], retired=self._stale(video.content_id, plan)))
             self.report.videos_unchanged += 1
             self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
             self._looked_at(video.path.name, len(plan), len(plan))
@@ -291,7 +293,9 @@ class Indexer:
                 record = record.model_copy(update={"transcript_source": transcript.source})
                 self.report.transcript_lines += len(transcript.lines)
         record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
-        await self.writer.write(Writes(videos=[record]))
+        # Chunks of an older plan (other boundaries) go once the new plan is complete, not before:
+        # until then they still answer for the parts of the video whose new chunks failed.
+        await self.writer.write(Writes(videos=[record], retired=[] if failed else self._stale(video.content_id, plan)))
         status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
         counter = f"videos_{status}"
         setattr(self.report, counter, getattr(self.report, counter) + 1)
@@ -320,6 +324,14 @@ class Indexer:
                     await self.lock.acquire()
                 self._snapshot = await asyncio.to_thread(_Snapshot.read, self.library)
                 self._lock_taken = True
+
+    def _stale(self, video_id: str, plan: list[Chunk]) -> list[str]:
+        """Stored chunks (or failures) of this video that the current plan does not have: cut
+        with another chunk length, or before chunks became equal."""
+        planned = {chunk_id(video_id, c.start, c.end) for c in plan}
+        prefix = f"{video_id}:"
+        return sorted(i for i in self._snapshot.stored | self._snapshot.failed
+                      if i.startswith(prefix) and i not in planned)
 
     def _todo(self, video_id: str, plan: list[Chunk]) -> list[Chunk]:
         """The chunks to caption: those not done yet; with ``recaption``, every chunk, or only those

@@ -107,18 +107,20 @@ class FailureWrite(BaseModel):
 
 
 class Writes(BaseModel):
-    """What one write stores: video records, captioned chunks and failed chunks."""
+    """What one write stores: video records, captioned chunks and failed chunks, and the
+    chunks it retires (with their segments and failures): those of an older chunk plan."""
 
     videos: list[VideoRecord] = []
     chunks: list[ChunkWrite] = []
     failures: list[FailureWrite] = []
+    retired: list[str] = []
 
     def __bool__(self) -> bool:
-        return bool(self.videos or self.chunks or self.failures)
+        return bool(self.videos or self.chunks or self.failures or self.retired)
 
     def __add__(self, other: Writes) -> Writes:
         return Writes(videos=self.videos + other.videos, chunks=self.chunks + other.chunks,
-                      failures=self.failures + other.failures)
+                      failures=self.failures + other.failures, retired=self.retired + other.retired)
 
 
 class SearchHit(Record):
@@ -301,6 +303,12 @@ class Library:
         rows = self._table("chunks").search().where(where).select(["id"]).limit(None).to_arrow()
         return set(rows.column("id").to_pylist())
 
+    def stored_chunk_ids(self) -> set[str]:
+        """Every chunk with a stored caption, in Marlin's format or not."""
+        if "chunks" not in self._names():
+            return set()
+        return set(self._table("chunks").search().select(["id"]).limit(None).to_arrow().column("id").to_pylist())
+
     def put_chunk(self, video_id: str, index: int, caption: ChunkCaption, model: str, prompt_version: int) -> None:
         """Write a captioned chunk: its scene and events first, then the chunk row that marks it done."""
         self.write(Writes(chunks=[ChunkWrite(video_id=video_id, index=index, caption=caption, model=model,
@@ -317,6 +325,8 @@ class Library:
         interrupted write leaves at worst segments that the next run replaces."""
         with self._lock:
             self._ensure_meta()
+            if writes.retired:
+                self._retire(writes.retired)
             if writes.chunks:
                 self._write_chunks(writes.chunks)
             if writes.failures:
@@ -326,6 +336,15 @@ class Library:
                 self._upsert("videos", [{"id": v.id, "record": v.model_dump_json(), "path": v.path, "title": v.title}
                                         for v in latest.values()])
                 self._refs.update({v.id: VideoRef(id=v.id, path=v.path, title=v.title) for v in latest.values()})
+
+    def _retire(self, ids: list[str]) -> None:
+        where = f"IN ({_quote_ids(ids)})"
+        names = self._names()
+        if "segments" in names:
+            self._table("segments").delete(f"chunk_id {where}")
+        for name in ("chunks", "failures"):
+            if name in names:
+                self._table(name).delete(f"id {where}")
 
     def _write_chunks(self, chunks: list[ChunkWrite]) -> None:
         items: list[tuple[str, str, str, float, float, str, ChunkWrite]] = []  # id, chunk, kind, times, text, write

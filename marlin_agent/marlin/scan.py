@@ -45,7 +45,7 @@ def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None,
         raise InvalidTimeRange(
             f"the range {lo:.2f}–{hi:.2f} s is not inside {video.path.name} (0–{video.duration:.2f} s)"
         )
-    return plan_chunks(lo, min(hi, video.duration), settings.media.chunk_seconds, settings.media.tail_merge_seconds)
+    return plan_chunks(lo, min(hi, video.duration), settings.media.chunk_seconds)
 
 
 class ChunkRunner:

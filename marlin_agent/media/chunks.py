@@ -9,29 +9,21 @@ from marlin_agent.domain import Chunk
 _EPSILON = 1e-6
 
 
-def plan_chunks(
-    start: float,
-    end: float,
-    chunk_seconds: float = 60.0,
-    tail_merge_seconds: float = 15.0,
-) -> list[Chunk]:
-    """Split ``[start, end]`` into consecutive chunks of ``chunk_seconds``.
+def plan_chunks(start: float, end: float, chunk_seconds: float = 60.0) -> list[Chunk]:
+    """Cover ``[start, end]`` with ⌈length / ``chunk_seconds``⌉ chunks of equal length.
 
-    Marlin maps any input onto a ~60 s timeline, so longer footage must be cut and its
-    times offset back. Nothing is dropped: a remainder shorter than ``tail_merge_seconds``
-    joins the last chunk, so no chunk is ever longer than
-    ``chunk_seconds + tail_merge_seconds``.
+    Marlin maps any input onto a ~60 s timeline and where that compression begins is not
+    published, so no chunk is ever longer than ``chunk_seconds``: a 185 s video becomes four
+    46.25 s chunks, not 60 + 60 + 65 s. Nothing is dropped: the chunks meet end to start and
+    span the whole range.
     """
-    if end - start <= _EPSILON:
-        return []
     length = end - start
-    count = max(1, math.floor(length / chunk_seconds + _EPSILON))
-    remainder = length - count * chunk_seconds
-    bounds = [start + i * chunk_seconds for i in range(count)]
-    if remainder >= tail_merge_seconds - _EPSILON and remainder > _EPSILON:
-        bounds.append(start + count * chunk_seconds)
-    bounds.append(end)
+    if length <= _EPSILON:
+        return []
+    count = max(1, math.ceil(length / chunk_seconds))
+    step = length / count
+    bounds = [start + i * step for i in range(count)] + [end]
     return [
         Chunk(index=i, start=round(bounds[i], 6), end=round(bounds[i + 1], 6))
-        for i in range(len(bounds) - 1)
+        for i in range(count)
     ]
