@@ -12,7 +12,8 @@ against a real server:
 2. the realistic world's held-out part: ``eval presence`` (with a plot) and ``eval grounding``;
 3. the toy suite: ``eval grounding`` (raw and agent), ``eval presence``, ``eval search``, and
    extraction with a scripted stand-in for the LLM.
-Every row is a simulator run: the figures measure the agent against a harsh stand-in, not Marlin.
+Every row is a simulator run, and says so: the simulator names itself in /v1/models and ``eval``
+labels its rows "simulator". The figures measure the agent against a harsh stand-in, not Marlin.
 """
 
 from __future__ import annotations
@@ -91,21 +92,7 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
             "--plot", str(results / "presence-synthetic-timelens.png"))
         run("search", toy, "eval", "search")
         out["extract"] = _extract(toy, env, results, home)
-    _label_as_simulator(results)
     return out
-
-
-def _label_as_simulator(results: Path) -> None:
-    """Rows written against the simulator say so, not the model name it serves under."""
-    from marlin_agent.evaluation.log import write_json
-    from marlin_agent.evaluation.results import render
-
-    table = json.loads((results / "results.json").read_text())
-    for row in table.values():
-        if row.get("server", "").endswith("@ 127.0.0.1"):
-            row["server"] = "simulator (evals/synthetic)"
-    write_json(results / "results.json", table)
-    (results / "results.md").write_text(render(table), encoding="utf-8")
 
 
 def _extract(data: Path, env: dict, results: Path, home: Path) -> dict:

@@ -103,6 +103,31 @@ def test_eval_grounding_runs_end_to_end_and_its_predictions_score_the_same_witho
     assert document(again)["scores"] == scores["raw"] and simulator.state.calls == [], "a finished run resumes"
 
 
+def test_eval_rows_name_what_served_them_and_land_in_marlin_home_not_the_current_folder(
+        suite, library_env, tmp_path, simulator, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    data, videos = suite
+    home = Path(library_env["MARLIN_HOME"])
+
+    def grounding(*more):
+        result = invoke(["eval", "grounding", "--data", str(data), "--videos", str(videos), "--limit", "2", "--json",
+                         *more], library_env)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        return document(result)
+
+    report = grounding()
+    assert report["results_table"] == str(home / "evals" / "results.md")
+    assert report["per_query_path"].startswith(str(home / "evals" / "runs"))
+    assert list(tmp_path.iterdir()) == [home]  # nothing else written where the command ran
+    row = json.loads((home / "evals" / "results.json").read_text())["grounding/synthetic-timelens/raw"]
+    assert row["server"] == "simulator (evals/synthetic, serving as NemoStation/Marlin-2B)"
+
+    simulator.state.owned_by = "vllm"  # the same server, saying it is vLLM: a real row names model and host
+    grounding("--out", str(tmp_path / "second"))
+    row = json.loads((home / "evals" / "results.json").read_text())["grounding/synthetic-timelens/raw"]
+    assert row["server"] == "NemoStation/Marlin-2B @ 127.0.0.1 (vllm)"
+
+
 def test_eval_presence_reports_precision_recall_f1_per_kind_and_draws_the_curve(suite, library_env, tmp_path):
     from PIL import Image
 

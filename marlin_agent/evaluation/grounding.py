@@ -4,6 +4,11 @@ Raw mode asks Marlin directly, chunking long videos as the product does, and kee
 first-ranked candidate. Agent mode indexes each video and runs ``find --verify``; its
 prediction is the best verified moment, or, when nothing passed, the best candidate (the
 benchmark assumes every queried event exists, so an empty answer would only score 0).
+
+Every run is scored the way the benchmark scores a results file: the run writes one, and
+the figures come from that file's entries (a key twice counts once), IoU thresholded
+exactly. ``round_seconds`` rounds predicted times to whole seconds first, as the
+benchmark's own inference does (Python's ``round``: halves go to the even second).
 """
 
 from __future__ import annotations
@@ -21,9 +26,11 @@ from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError, VideoUnreadable
 from marlin_agent.evaluation.log import QueryLog, write_json
 from marlin_agent.evaluation.metrics import NO_PREDICTION, GroundingScores, grounding_scores, temporal_iou
-from marlin_agent.evaluation.timelens import GroundingItem, find_video, first_span, split_key
+from marlin_agent.evaluation.timelens import GroundingItem, ResultsFile, find_video, first_span, split_key
+from marlin_agent.marlin.parse import strip_think
 
 Mode = Literal["raw", "agent"]
+Rounding = Literal["none", "whole seconds"]
 
 
 class QueryResult(BaseModel):
@@ -32,7 +39,8 @@ class QueryResult(BaseModel):
     query: str
     gt: tuple[float, float]
     prediction: tuple[float, float] | None
-    iou: float
+    iou: float  # exact, as predicted (before any rounding of the results file)
+    duration: float | None = None
     answer: str = ""
     found: bool | None = None
     confidence: float | None = None
@@ -44,10 +52,15 @@ class QueryResult(BaseModel):
 class GroundingReport(BaseModel):
     suite: str
     mode: str
-    scores: GroundingScores
-    missing_videos: int
-    errors: int
-    marlin_calls: int
+    scores: GroundingScores  # over the results file's entries, as the benchmark counts
+    rounding: Rounding = "none"
+    entries: int
+    duplicate_entries: int = 0  # keys the file gave more than once (the last value counts)
+    annotations_without_entry: int | None = None  # scoring a file against annotations: what it lacks
+    entries_without_annotation: int | None = None  # ... and what it has that they do not
+    missing_videos: int = 0
+    errors: int = 0
+    marlin_calls: int = 0
     predictions_path: str | None = None
     per_query_path: str | None = None
 
@@ -72,17 +85,32 @@ async def _predict_agent(item: GroundingItem, path: Path, verify, library_id: st
 
 def _result(item: GroundingItem, path: Path | None, prediction, **fields) -> QueryResult:
     return QueryResult(key=item.key(path.name if path else None), video_id=item.video_id, query=item.query,
-                       gt=item.span, prediction=prediction,
-                       iou=round(temporal_iou(item.span, prediction or NO_PREDICTION), 4), **fields)
+                       gt=item.span, prediction=prediction, duration=item.duration,
+                       iou=temporal_iou(item.span, prediction or NO_PREDICTION), **fields)
 
 
-def predictions_document(rows: list[QueryResult]) -> dict[str, dict]:
-    """The benchmark's results format."""
-    return {r.key: {"timestamps": [list(r.prediction)] if r.prediction else [], "answers": r.answer} for r in rows}
+def _rounded(span: tuple[float, float], rounding: Rounding) -> tuple[float, float]:
+    if rounding == "none":
+        return span
+    return float(round(span[0])), float(round(span[1]))
+
+
+def predictions_document(rows: list[QueryResult], rounding: Rounding = "none") -> dict[str, dict]:
+    """The benchmark's results format: the predicted pair (rounded if asked), the answer
+    without any ``<think>`` preamble, and the video's duration, as its inference writes."""
+    document = {}
+    for r in rows:
+        entry: dict = {"timestamps": [list(_rounded(r.prediction, rounding))] if r.prediction else [],
+                       "answers": strip_think(r.answer)}
+        if r.duration is not None:
+            entry["duration"] = r.duration
+        document[r.key] = entry
+    return document
 
 
 async def run_grounding(items: list[GroundingItem], videos: Path, settings: Settings, mode: Mode, out: Path,
-                        suite: str, on_progress: Callable[[int, int], None] | None = None) -> GroundingReport:
+                        suite: str, on_progress: Callable[[int, int], None] | None = None,
+                        rounding: Rounding = "none") -> GroundingReport:
     """Predict every query (resuming from ``out/per_query.jsonl``) and score the lot."""
     from marlin_agent.app.ask import verifier
     from marlin_agent.marlin.client import MarlinClient
@@ -136,33 +164,37 @@ async def run_grounding(items: list[GroundingItem], videos: Path, settings: Sett
 
         await asyncio.gather(*(one(item) for item in todo))
     rows = [done[item.match] for item in items]
-    return write_grounding(rows, out, suite, mode)
+    return write_grounding(rows, out, suite, mode, rounding)
 
 
-def write_grounding(rows: list[QueryResult], out: Path, suite: str, mode: str) -> GroundingReport:
+def write_grounding(rows: list[QueryResult], out: Path, suite: str, mode: str,
+                    rounding: Rounding = "none") -> GroundingReport:
     predictions = out / "predictions.json"
-    write_json(predictions, predictions_document(rows))
-    return GroundingReport(suite=suite, mode=mode, scores=grounding_scores([r.iou for r in rows]),
-                           missing_videos=sum(1 for r in rows if r.error and "not found in" in r.error),
-                           errors=sum(1 for r in rows if r.error), marlin_calls=sum(r.marlin_calls for r in rows),
-                           predictions_path=str(predictions), per_query_path=str(out / "per_query.jsonl"))
+    document = predictions_document(rows, rounding)
+    write_json(predictions, document)
+    report = score_predictions(ResultsFile(entries=document), None, suite, rounding)
+    return report.model_copy(update={
+        "mode": mode, "missing_videos": sum(1 for r in rows if r.error and "not found in" in r.error),
+        "errors": sum(1 for r in rows if r.error), "marlin_calls": sum(r.marlin_calls for r in rows),
+        "predictions_path": str(predictions), "per_query_path": str(out / "per_query.jsonl")})
 
 
-def score_predictions(predictions: dict[str, dict], items: list[GroundingItem] | None, suite: str) -> GroundingReport:
-    """Score an existing results file. With annotations, every annotated query counts (a
-    missing prediction scores 0); without, every entry of the file counts, as the
-    benchmark's scorer does."""
-    by_match: dict[tuple, tuple[str, dict]] = {}
-    for key, prediction in predictions.items():
+def score_predictions(results: ResultsFile, items: list[GroundingItem] | None, suite: str,
+                      rounding: Rounding = "none") -> GroundingReport:
+    """Score a results file as the benchmark does: every entry counts once, against the
+    ground truth its key names; a pair with no time scores IoU 0. With annotations, also say
+    how many of them the file has no entry for, and how many entries they do not hold."""
+    ious: list[float] = []
+    matches: set[tuple] = set()
+    for key, entry in results.entries.items():
         video_id, query, gt = split_key(key)
-        by_match[(video_id, query, gt)] = (key, prediction)
-    rows: list[QueryResult] = []
-    targets = [(i.video_id, i.query, i.span) for i in items] if items is not None else list(by_match)
-    for video_id, query, gt in targets:
-        key, prediction = by_match.get((video_id, query, gt), (f"{video_id}>>>{query}>>>{list(gt)}", None))
-        span = first_span(prediction) if prediction is not None else None
-        rows.append(QueryResult(key=key, video_id=video_id, query=query, gt=gt, prediction=span,
-                                iou=round(temporal_iou(gt, span or NO_PREDICTION), 4),
-                                error=None if prediction is not None else "no prediction"))
-    return GroundingReport(suite=suite, mode="predictions", scores=grounding_scores([r.iou for r in rows]),
-                           missing_videos=0, errors=sum(1 for r in rows if r.error), marlin_calls=0)
+        matches.add((video_id, query, gt))
+        span = first_span(key, entry)
+        ious.append(temporal_iou(gt, _rounded(span, rounding) if span else NO_PREDICTION))
+    report = GroundingReport(suite=suite, mode="predictions", scores=grounding_scores(ious), rounding=rounding,
+                             entries=len(results.entries), duplicate_entries=results.duplicates)
+    if items is not None:
+        annotated = {item.match for item in items}
+        report.annotations_without_entry = len(annotated - matches)
+        report.entries_without_annotation = len(matches - annotated)
+    return report

@@ -171,8 +171,13 @@ class MarlinClient:
 
     async def served_models(self) -> list[str]:
         """The model names the server lists under /v1/models."""
+        return list(await self.served())
+
+    async def served(self) -> dict[str, str]:
+        """The models listed under /v1/models, each with the ``owned_by`` the server gives it
+        (vLLM says "vllm", SGLang "sglang"; empty when the server says nothing)."""
         try:
-            return [model.id async for model in self._openai.models.list()]
+            return {model.id: getattr(model, "owned_by", None) or "" async for model in self._openai.models.list()}
         except openai.APIError as exc:
             raise await self._translate(exc) from None
 
