@@ -274,3 +274,46 @@ def test_extract_with_a_custom_schema_and_no_planner_is_an_error_naming_the_para
     text = result.content[0].text
     assert "planner_not_configured" in text and "Pass planner" in text and "--planner" not in text
     assert simulator.state.received == 0  # refused before any footage was looked at
+
+
+def _as_a_host_starts_it(root: Path, env_block: dict[str, str]) -> StdioServerParameters:
+    """The way Hermes, Codex or the SDK start a server: the SDK's safe baseline (HOME, PATH, ...)
+    plus the recipe's env block, nothing else of the shell (PYTHONPATH only to run this tree)."""
+    return StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(root)],
+                                 env={"PYTHONPATH": str(REPO), **env_block}, cwd=str(root))
+
+
+def _ask_in(params: StdioServerParameters):
+    async def run():
+        async with Client(params, read_timeout_seconds=240) as client:
+            return await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]})
+
+    return asyncio.run(run())
+
+
+def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_recipes_env_block(
+        library_env, root, tmp_path, monkeypatch):
+    monkeypatch.setenv("HOME", str(tmp_path / "bare-home"))  # no stored setup to fall back on
+    monkeypatch.setenv("MARLIN_BASE_URL", "http://127.0.0.1:9/v1")  # the shell's export never reaches it
+    result = _ask_in(_as_a_host_starts_it(root, library_env))
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["found"] is True
+
+
+def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_stored_setup(
+        library_env, root, tmp_path, monkeypatch):
+    # `marlin-agent setup` stores the choice under ~/.marlin; the host passes HOME, so the server finds it.
+    home = tmp_path / "user"
+    stored = home / ".marlin"
+    stored.mkdir(parents=True)
+    calibration = (Path(library_env["MARLIN_HOME"]) / "config.toml").read_text()
+    setup = (f'[server]\nbase_url = "{library_env["MARLIN_BASE_URL"]}"\n\n'
+             f'[library]\nembed_model = "{library_env["MARLIN_EMBED_MODEL"]}"\n'
+             f'whisper_model = "{library_env["MARLIN_WHISPER_MODEL"]}"\n\n')
+    verify = f'[verify]\nmodel = "{library_env["MARLIN_VERIFY_MODEL"]}"\n'
+    (stored / "config.toml").write_text(setup + calibration.replace("[verify]\n", verify))
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("MARLIN_BASE_URL", "http://127.0.0.1:9/v1")
+    result = _ask_in(_as_a_host_starts_it(root, {}))
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["found"] is True

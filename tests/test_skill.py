@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
+import tomllib
 from pathlib import Path
 
 import yaml
@@ -31,14 +34,40 @@ def test_frontmatter_meets_the_agent_skills_spec():
     assert len((SKILL_DIR / "SKILL.md").read_text().splitlines()) < 500
 
 
-def test_frontmatter_carries_the_hermes_and_openclaw_fields():
+def test_the_reference_validator_accepts_the_skill():
+    # skills-ref, the spec's own validator (strictyaml: block style only; six top-level fields).
+    result = subprocess.run([sys.executable, "-m", "skills_ref.cli", "validate", str(SKILL_DIR)],
+                            capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_frontmatter_carries_the_hermes_and_openclaw_fields_where_they_read_them():
+    # Both hosts read their blocks nested under metadata (Hermes through PyYAML, OpenClaw
+    # through YAML then JSON5); nothing of theirs sits at the top level, which the spec forbids.
     meta, _ = _frontmatter()
-    assert set(meta["platforms"]) == {"linux", "macos"}
+    assert set(meta) <= {"name", "description", "license", "allowed-tools", "metadata", "compatibility"}
     assert meta["metadata"]["hermes"]["requires_toolsets"] == ["terminal"]
-    assert all({"name", "prompt", "help", "optional"} <= set(v) for v in meta["required_environment_variables"])
     openclaw = meta["metadata"]["openclaw"]
-    assert openclaw["requires"]["bins"] == ["marlin-agent"]
-    assert openclaw["install"] == [{"kind": "uv", "package": "marlin-agent", "bins": ["marlin-agent"]}]
+    assert openclaw["requires"]["bins"] == ["marlin-agent"] and set(openclaw["os"]) == {"linux", "darwin"}
+    (install,) = openclaw["install"]
+    assert install["kind"] == "uv" and install["bins"] == ["marlin-agent"]
+
+
+def test_the_openclaw_install_brings_every_extra_the_skill_uses():
+    meta, _ = _frontmatter()
+    package = meta["metadata"]["openclaw"]["install"][0]["package"]
+    name, extras = re.fullmatch(r"([a-z-]+)\[([a-z,]+)\]", package).groups()
+    assert name == "marlin-agent"
+    declared = tomllib.loads((SKILL_DIR.parents[1] / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    wanted = set(extras.split(","))
+    expanded = set(wanted)
+    for extra in wanted:
+        for dep in declared[extra]:
+            for group in re.findall(r"marlin-agent\[([a-z,]+)\]", dep):
+                expanded |= set(group.split(","))
+    # ask/index/search need the library, transcripts the speech, youtube the links, mcp the server,
+    # extract its own extra: without them those commands fail with missing_dependency.
+    assert {"library", "transcripts", "youtube", "mcp", "extract"} <= expanded
 
 
 def test_every_linked_reference_exists():
