@@ -126,17 +126,12 @@ class VideoAgent:
         return asyncio.run(with_client(settings.server, lambda c: find_in_video(event, Path(video), settings, c, start,
                                                                                 end)))
 
-    def describe(self, video: str | Path, max_chars: int = 2000, speech: bool = True) -> str:
-        """A plain-text summary of ``video`` (scenes, timed events, what is said) in at most ``max_chars``."""
-        from marlin_agent.app.describe import describe_text
-        from marlin_agent.library.transcripts import speech_of
-        from marlin_agent.marlin import with_client
-        from marlin_agent.marlin.scan import caption_video
+    def describe(self, video: str | Path, max_chars: int = 500, speech: bool = True,
+                 time_limit: float | None = None) -> str:
+        """A plain-text summary of ``video`` (scenes, timed events, what is said) in at most
+        ``max_chars``; from the index when the video is indexed, else from Marlin (within
+        ``time_limit`` seconds, if given)."""
+        from marlin_agent.app.describe import describe_video
 
-        settings = self._served()
-
-        async def work():
-            result = await with_client(settings.server, lambda c: caption_video(Path(video), settings, c))
-            return describe_text(result, max_chars, await speech_of(result.video, settings) if speech else None)
-
-        return asyncio.run(work())
+        return asyncio.run(describe_video(Path(video), self._served(), max_chars=max_chars, speech=speech,
+                                          time_limit=time_limit))

@@ -329,6 +329,13 @@ class BudgetExhausted(MarlinAgentError):
     default_hint = "Raise the budget in [planner] (max_requests, max_tokens, max_marlin_calls) or narrow the question."
 
 
+class TimeLimitReached(MarlinAgentError):
+    """A command bounded in time (``describe --time-limit``) had nothing to show when the time ran out."""
+
+    code = "time_limit_reached"
+    exit_code = 3
+
+
 class ModelUnavailable(MarlinAgentError):
     """A model the agent runs itself (embeddings, verification) is neither cached nor downloadable."""
 

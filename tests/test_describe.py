@@ -20,7 +20,7 @@ def test_describe_prints_the_scene_and_timed_events_as_plain_text(footage, env):
 
 
 def test_describe_keeps_within_the_character_budget_and_says_what_it_left_out(footage, env):
-    full = invoke(["describe", str(footage["long_street"])], env).stdout.strip()
+    full = invoke(["describe", str(footage["long_street"]), "--max-chars", "4000"], env).stdout.strip()
     assert full.count("Scene 0:") + full.count("Scene 1:") + full.count("Scene 2:") + full.count("Scene 3:") >= 3
     for budget in (400, 200, 120, 60):
         text = invoke(["describe", str(footage["long_street"]), "--max-chars", str(budget)], env).stdout.rstrip("\n")
@@ -30,6 +30,41 @@ def test_describe_keeps_within_the_character_budget_and_says_what_it_left_out(fo
     shown, left_out = _event_lines(short), re.search(r"… \((\d+) more\)", short)
     assert shown and left_out, short
     assert len(shown) + int(left_out.group(1)) == len(_event_lines(full))
+
+
+def test_by_default_the_summary_fits_what_openclaw_keeps(footage, env):
+    text = invoke(["describe", str(footage["long_street"])], env).stdout.rstrip("\n")
+    assert len(text) <= 500 and text.startswith("Video: long_street.mp4") and "Events:" in text
+
+
+def test_an_unindexed_video_is_described_as_far_as_the_time_limit_allows_and_says_so(footage, env, simulator):
+    simulator.state.latency = 3.0  # four 50 s chunks, one at a time: 12 s for all of them
+    result = invoke(["describe", str(footage["long_street"]), "--concurrency", "1", "--time-limit", "7"], env)
+    assert result.exit_code == 0, result.stderr
+    text = result.stdout.rstrip("\n")
+    assert len(text) <= 500 and text.startswith("Video: long_street.mp4")
+    described = re.search(r"\(Described (\d):(\d\d)\.\d of 3:20\.0 in the time allowed; `marlin-agent index` it",
+                          text.splitlines()[-1])
+    assert described and 0 < int(described.group(1)) * 60 + int(described.group(2)) < 200, text
+
+
+def test_when_nothing_is_described_in_time_it_fails_and_says_to_index_first(footage, env, simulator):
+    simulator.state.latency = 6.0
+    result = invoke(["describe", str(footage["long_street"]), "--time-limit", "1"], env)
+    assert result.exit_code == 3 and result.stdout == ""
+    said = " ".join(result.stderr.split())
+    assert "is not indexed, and no part of it was described within 1 s" in said and "Index it once" in said
+
+
+def test_an_indexed_video_is_described_from_the_index_without_asking_marlin(footage, library_env, simulator):
+    from tests.test_library import index
+
+    index([footage["long_street"]], library_env, **{"library.transcribe": False})
+    simulator.state.reset()
+    result = invoke(["describe", str(footage["long_street"]), "--max-chars", "4000"], library_env)
+    assert result.exit_code == 0, result.stderr
+    assert simulator.state.calls == []
+    assert "2:11.0-2:20.0 a white circle appears" in result.stdout and "Scene 0:00.0-0:50.0" in result.stdout
 
 
 def test_describe_adds_what_is_said_and_keeps_it_within_the_budget(speech_video, env, offline_models):

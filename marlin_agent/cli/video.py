@@ -19,7 +19,7 @@ from marlin_agent.cli.options import (
     served,
     takes_server_flags,
 )
-from marlin_agent.cli.output import chunk_progress, emit_json, run, say, stderr
+from marlin_agent.cli.output import chunk_progress, emit_json, run, say
 
 
 def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, fields: set[str], show) -> None:
@@ -58,24 +58,24 @@ def caption_command(
 @takes_server_flags
 def describe_command(
     video: VideoArg,
-    max_chars: Annotated[int, typer.Option("--max-chars", min=40, help="Longest summary to print, in characters.")] = 2000,
-    no_speech: Annotated[bool, typer.Option("--no-speech", help="Leave out what is said (no transcription).")] = False, *, server: ServerFlags,
+    max_chars: Annotated[int, typer.Option(
+        "--max-chars", min=40, help="Longest summary to print, in characters (500 is what OpenClaw keeps by default).")]
+    = 500,
+    no_speech: Annotated[bool, typer.Option("--no-speech", help="Leave out what is said (no transcription).")] = False,
+    time_limit: Annotated[float, typer.Option(
+        "--time-limit", min=0, help="Seconds to spend at most (0: no limit); an unindexed video is described as far "
+        "as it got. Under OpenClaw's 120 s by default.")] = 100.0,
+    db: DbOpt = None, *, server: ServerFlags,
 ) -> None:
     """Print a plain-text summary of a video (scenes, timed events, speech) for hosts that want prose."""
-    from marlin_agent.app.describe import describe_text
-    from marlin_agent.library.transcripts import speech_of
-    from marlin_agent.marlin import MarlinClient
-    from marlin_agent.marlin.scan import caption_video
+    from marlin_agent.app.describe import describe_video
 
     async def work():
-        settings = await served(server.settings(), say)
-        async with MarlinClient(settings.server) as client:
-            result = await caption_video(video, settings, client)
-        speech = None if no_speech else await speech_of(result.video, settings, warn=stderr.print)
-        return result, speech
+        return await describe_video(video, server.settings(**{"library.db": db}), max_chars=max_chars,
+                                    speech=not no_speech, time_limit=time_limit or None,
+                                    serve=lambda settings: served(settings, say), warn=say)
 
-    result, speech = run(False, work)
-    print(describe_text(result, max_chars, speech))
+    print(run(False, work))
 
 
 @takes_server_flags

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from marlin_agent.domain import ChunkCaption, Record, VideoRef
+from marlin_agent.domain import ChunkCaption, Event, Record, VideoRef
 from marlin_agent.errors import DbReadOnly, IndexMismatch, MissingDependency
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.transcripts import Transcript
@@ -308,6 +308,15 @@ class Library:
         if "chunks" not in self._names():
             return set()
         return set(self._table("chunks").search().select(["id"]).limit(None).to_arrow().column("id").to_pylist())
+
+    def chunk_captions(self, video_id: str) -> list[ChunkCaption]:
+        """A video's stored chunk captions in time order, their events read back from the segments."""
+        events: dict[str, list[Event]] = {}
+        for row in self.segments(video_id, "event"):
+            events.setdefault(row["chunk_id"], []).append(Event(start=row["start"], end=row["end"], text=row["text"]))
+        rows = self._rows("chunks", f"video_id = '{video_id}'")
+        return sorted((ChunkCaption(start=r["start"], end=r["end"], scene=r["scene"], events=events.get(r["id"], []),
+                                    raw=r["raw"], format_ok=r["format_ok"]) for r in rows), key=lambda c: c.start)
 
     def put_chunk(self, video_id: str, index: int, caption: ChunkCaption, model: str, prompt_version: int) -> None:
         """Write a captioned chunk: its scene and events first, then the chunk row that marks it done."""
