@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_fiel
 FilePath = Annotated[Path, WithJsonSchema({"type": "string", "description": "An absolute file path."})]
 
 SCHEMA_VERSION = "1"
+# Every document a front door hands out (the CLI's --json, the MCP server's results) opens with
+# this field: the same models go out of both doors, so their shapes cannot drift apart.
+SchemaVersion = Annotated[str, Field(description="The version of this document's shape.")]
 
 
 # The two shapes of progress a caller can be told about, named once. (An indexing run
@@ -123,18 +126,32 @@ class Candidate(Record):
     format_ok: bool
 
 
+class Usage(Record):
+    """What a request spent: one record for a client's running count and for an answer's total."""
+
+    marlin_calls: int = 0
+    marlin_prompt_tokens: int = Field(0, description="As the Marlin server reported them (video frames included).")
+    marlin_completion_tokens: int = 0
+    planner_tokens: int = 0
+    seconds: float = 0.0
+
+
 class VideoCaption(Record):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     video: VideoInfo
     chunks: list[ChunkCaption]
     events: list[Event]
     failures: list[ChunkFailure] = []
+    usage: Usage = Usage()
 
 
 class FindResult(Record):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     query: str
     video: VideoInfo
     candidates: list[Candidate]
     failures: list[ChunkFailure] = []
+    usage: Usage = Usage()
 
 
 class Evidence(Record):
@@ -170,17 +187,8 @@ class TraceStep(Record):
     seconds: float = 0.0
 
 
-class Usage(Record):
-    """What a request spent: one record for a client's running count and for an answer's total."""
-
-    marlin_calls: int = 0
-    marlin_prompt_tokens: int = Field(0, description="As the Marlin server reported them (video frames included).")
-    marlin_completion_tokens: int = 0
-    planner_tokens: int = 0
-    seconds: float = 0.0
-
-
 class Answer(Record):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     question: str
     found: bool
     answer: str

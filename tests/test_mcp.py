@@ -317,3 +317,41 @@ def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_stor
     result = _ask_in(_as_a_host_starts_it(root, {}))
     assert not result.is_error, result.content[0].text
     assert result.structured_content["found"] is True
+
+
+def test_mcp_documents_are_the_cli_documents(library_env, root, simulator):
+    """Each tool's structured result and the matching `--json` document validate against one
+    schema, carry the same keys, and open with the schema version."""
+    import jsonschema
+
+    from marlin_agent.app.search import SearchResult
+    from marlin_agent.domain import Answer, FindResult, VideoCaption
+
+    from .test_cli import document, invoke
+
+    video = str(root / "short_field.mp4")
+    calls = {
+        "caption": ({"video": "short_field.mp4"}, ["caption", video], VideoCaption),
+        "find": ({"event": "the red circle", "video": "short_field.mp4"}, ["find", "the red circle", video], FindResult),
+        "ask": ({"question": "when does the red circle appear", "paths": ["."]},
+                ["ask", "when does the red circle appear", "--in", str(root)], Answer),
+        "search": ({"query": "red circle", "paths": ["."]}, ["search", "red circle", "--in", str(root)], SearchResult),
+    }
+
+    async def work(client):
+        return {name: await client.call_tool(name, arguments) for name, (arguments, _, _) in calls.items()}
+
+    over_mcp = _session(library_env, root, work)
+    for name, (_, argv, model) in calls.items():
+        schema = model.model_json_schema(mode="serialization")
+        from_mcp = over_mcp[name]
+        assert not from_mcp.is_error, from_mcp.content[0].text
+        result = invoke([*argv, "--json"], library_env)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        from_cli = document(result)
+        for doc in (from_mcp.structured_content, from_cli):
+            jsonschema.validate(doc, schema)
+            assert doc["schema_version"] == "1"
+        assert set(from_mcp.structured_content) == set(from_cli), name
+    assert over_mcp["caption"].structured_content["usage"]["marlin_calls"] == 1
+    assert over_mcp["find"].structured_content["usage"]["marlin_calls"] == 1

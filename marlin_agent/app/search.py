@@ -8,11 +8,13 @@ from collections.abc import Callable
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
+from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.library.indexer import IndexProgress, IndexReport, index_inputs, open_library
 from marlin_agent.library.store import SearchHit
 
 
 class SearchResult(BaseModel):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     query: str
     results: list[SearchHit]
     index: IndexReport | None = None

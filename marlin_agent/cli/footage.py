@@ -19,7 +19,7 @@ from marlin_agent.cli.options import (
 from marlin_agent.cli.output import emit_json, index_progress, run, say
 
 
-def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool, work, dump: dict, show,
+def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool, work, show,
                     more: dict | None = None, needs_server: bool = True) -> None:
     """Shared body of the commands that work on the library: settings, progress, output."""
 
@@ -33,7 +33,7 @@ def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool,
 
     result = run(as_json, body)
     if as_json:
-        emit_json(result.model_dump(mode="json", **dump))
+        emit_json(result.model_dump(mode="json"))
     else:
         show(Console(), result)
 
@@ -55,7 +55,6 @@ def index_command(
     library_command(
         as_json, server, db, no_transcribe,
         lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again),
-        {},
         show_index_report,
     )
 
@@ -74,7 +73,7 @@ def search_command(
     library_command(
         as_json, server, db, no_transcribe,
         lambda settings, progress: search_footage(query, settings, within, k, progress),
-        {"include": {"query", "results"}}, show_search, needs_server=bool(within),
+        show_search, needs_server=bool(within),
     )
 
 
@@ -95,7 +94,7 @@ def ask_command(
 
     library_command(
         as_json, server, db, no_transcribe,
-        lambda settings, progress: ask(question, within, settings, progress, clips, sheet, page=html), {},
+        lambda settings, progress: ask(question, within, settings, progress, clips, sheet, page=html),
         lambda console, answer: (show_answer(console, answer), html and console.print(f"Page: {html}")),
         more={"agent.threshold": threshold, "planner.model": planner},
     )
@@ -123,5 +122,4 @@ def extract_command(
         return await extract(loaded, within, settings, target, per=per, instructions=instructions,
                              retry_failed=retry_failed, on_progress=progress)
 
-    library_command(as_json, server, db, no_transcribe, work,
-                    {}, show_extract, more={"planner.model": planner})
+    library_command(as_json, server, db, no_transcribe, work, show_extract, more={"planner.model": planner})

@@ -22,7 +22,7 @@ from marlin_agent.cli.options import (
 from marlin_agent.cli.output import chunk_progress, emit_json, run, say
 
 
-def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, fields: set[str], show) -> None:
+def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, show) -> None:
     """Shared body of the chunk-by-chunk commands: settings, client, progress, output."""
     from marlin_agent.marlin import MarlinClient
 
@@ -30,12 +30,11 @@ def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, fields: 
         settings = await served(server.settings(), say)
         async with MarlinClient(settings.server) as client:
             with chunk_progress(label, not as_json) as progress:
-                result = await scan(settings, client, progress)
-            return result, client.usage.marlin_calls
+                return await scan(settings, client, progress)
 
-    result, calls = run(as_json, work)
+    result = run(as_json, work)
     if as_json:
-        emit_json({**result.model_dump(mode="json", include=fields), "usage": {"marlin_calls": calls}})
+        emit_json(result.model_dump(mode="json"))
     else:
         show(Console(), result)
 
@@ -51,7 +50,7 @@ def caption_command(
     _scan_command(
         as_json, "captioning", server,
         lambda settings, client, progress: caption_video(video, settings, client, start, end, progress),
-        {"video", "chunks", "events", "failures"}, show_caption,
+        show_caption,
     )
 
 
@@ -94,10 +93,10 @@ def find_command(
 
         library_command(as_json, server, db, no_transcribe,
                         lambda settings, progress: verify_find(event, video, settings, start, end, progress),
-                        {}, show_answer)
+                        show_answer)
         return
     _scan_command(
         as_json, "grounding", server,
         lambda settings, client, progress: find_in_video(event, video, settings, client, start, end, progress),
-        {"query", "video", "candidates", "failures"}, show_find,
+        show_find,
     )

@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import VideoRef
+from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion, VideoRef
 from marlin_agent.errors import InputError, PlannerNotConfigured
 from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
@@ -40,6 +40,7 @@ class Row(BaseModel):
 
 
 class ExtractSummary(BaseModel):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     output: str
     rows_ok: int
     rows_failed: int

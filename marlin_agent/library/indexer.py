@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import Caption, Chunk, ChunkFailure, Usage, VideoInfo
+from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
 from marlin_agent.errors import (
     ChunkFailed,
     DbReadOnly,
@@ -76,6 +76,7 @@ class VideoOutcome(BaseModel):
 
 
 class IndexReport(BaseModel):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     videos_new: int = 0
     videos_updated: int = 0
     videos_unchanged: int = 0

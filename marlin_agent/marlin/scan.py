@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import os
+import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import TypeVar
@@ -24,6 +25,7 @@ from marlin_agent.domain import (
     Event,
     FindResult,
     StagedClip,
+    Usage,
     VideoCaption,
     VideoInfo,
 )
@@ -169,14 +171,25 @@ def in_video_time(chunk: Chunk, caption: Caption) -> ChunkCaption:
                         raw=caption.raw, format_ok=caption.format_ok)
 
 
+def _spent_since(client: MarlinClient, before: Usage, started: float) -> Usage:
+    """What ``client`` spent since ``before`` was read (a client may serve several requests)."""
+    now = client.usage
+    return Usage(marlin_calls=now.marlin_calls - before.marlin_calls,
+                 marlin_prompt_tokens=now.marlin_prompt_tokens - before.marlin_prompt_tokens,
+                 marlin_completion_tokens=now.marlin_completion_tokens - before.marlin_completion_tokens,
+                 seconds=round(time.monotonic() - started, 3))
+
+
 async def caption_video(path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
                         end: float | None = None, on_progress: ChunkProgress | None = None) -> VideoCaption:
     """Caption every chunk of the video (or of ``[start, end]``) and merge in time order."""
+    before, started = client.usage, time.monotonic()
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)
     answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, client.caption)
     captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda pair: pair[0].start)]
-    return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures)
+    return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures,
+                        usage=_spent_since(client, before, started))
 
 
 def _rank(candidate: Candidate) -> tuple:
@@ -192,6 +205,7 @@ async def find_in_video(query: str, path: Path, settings: Settings, client: Marl
                         end: float | None = None, on_progress: ChunkProgress | None = None) -> FindResult:
     """Ground ``query`` in every chunk: one unverified candidate per chunk, best first."""
     find_prompt(query)  # refuse an unusable query before any footage is staged
+    before, started = client.usage, time.monotonic()
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)
 
@@ -208,4 +222,5 @@ async def find_in_video(query: str, path: Path, settings: Settings, client: Marl
         s, e = _to_video_time(chunk, span.start, span.end)
         candidates.append(Candidate(start=s, end=e, chunk_start=chunk.start, chunk_end=chunk.end,
                                     raw=span.raw, format_ok=span.format_ok))
-    return FindResult(query=query, video=video, candidates=sorted(candidates, key=_rank), failures=failures)
+    return FindResult(query=query, video=video, candidates=sorted(candidates, key=_rank), failures=failures,
+                      usage=_spent_since(client, before, started))

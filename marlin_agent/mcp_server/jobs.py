@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
+from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.errors import InputError, MarlinAgentError
 
 JobState = Literal["running", "done", "failed"]
@@ -23,6 +24,7 @@ JobState = Literal["running", "done", "failed"]
 class Job(BaseModel):
     """A job's state; ``result`` holds the finished command's JSON document."""
 
+    schema_version: SchemaVersion = SCHEMA_VERSION
     id: str
     kind: str
     state: JobState

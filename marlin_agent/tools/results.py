@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pydantic import Field
 
-from marlin_agent.domain import Event, Moment, Record, VideoRef
+from marlin_agent.domain import SCHEMA_VERSION, Event, Moment, Record, SchemaVersion, VideoRef
 from marlin_agent.library.store import SearchHit
 
 
@@ -23,6 +23,7 @@ class VideoEntry(Record):
 
 
 class VideoList(Record):
+    schema_version: SchemaVersion = SCHEMA_VERSION
     videos: list[VideoEntry]
     roots: list[str] = Field([], description="The folders the MCP server may read (empty elsewhere).")
     cost: Cost = Cost()
