@@ -170,6 +170,14 @@ class EngineSettings(BaseModel):
     extra_args: list[str] = Field(default_factory=list)
     requirements: dict[str, list[str]] = Field(default_factory=dict)
     sources: dict[str, str] = Field(default_factory=dict)
+    # A small chat LLM the same engine serves beside Marlin (`setup --local ENGINE --planner MODEL`):
+    # the planner, and the judge in verification. On a GPU the two share its memory, the planner
+    # taking this share and Marlin the rest of what the engine would use alone.
+    planner_model: str | None = None
+    planner_port: int | None = Field(None, ge=1, le=65535)  # default: the port after Marlin's
+    planner_gpu_share: float = Field(0.3, gt=0.05, lt=0.8)
+    planner_max_model_len: int = Field(32768, ge=4096)
+    planner_extra_args: list[str] = Field(default_factory=list)
 
 
 class Settings(BaseSettings):

@@ -75,6 +75,24 @@ def test_a_planner_model_is_served_without_any_of_marlins_flags():
     assert "--hf-overrides" not in command and "--allowed-local-media-path" not in command
 
 
+def test_a_planner_beside_marlin_gets_tool_calling_and_the_gpu_is_split_between_them():
+    vllm, sglang = recipe("vllm"), recipe("sglang")
+    planner = vllm.command(_launch(model="Qwen/Qwen2.5-3B-Instruct", port=8001, gpu_share=0.3))
+    assert planner[planner.index("--tool-call-parser") + 1] == "hermes" and "--enable-auto-tool-choice" in planner
+    assert planner[planner.index("--gpu-memory-utilization") + 1] == "0.3"
+    marlin = vllm.command(_launch(gpu_share=0.6))
+    assert marlin[marlin.index("--gpu-memory-utilization") + 1] == "0.6"
+    planner = sglang.command(_launch(model="Qwen/Qwen2.5-3B-Instruct", gpu_share=0.3))
+    assert planner[planner.index("--tool-call-parser") + 1] == "qwen25"
+    assert planner[planner.index("--mem-fraction-static") + 1] == "0.3"
+    manager = EngineManager(load_settings({"engine.planner_model": "Qwen/Qwen2.5-3B-Instruct"},
+                                          env={"MARLIN_HOME": "/nonexistent-home"}))
+    assert manager.launch("vllm").gpu_share == 0.6 and manager.launch("vllm", "planner").gpu_share == 0.3
+    assert manager.launch("mlx", "planner").gpu_share is None  # unified memory: nothing to split
+    alone = EngineManager(load_settings(env={"MARLIN_HOME": "/nonexistent-home"}))
+    assert alone.launch("vllm").gpu_share is None  # Marlin alone keeps the engine's own default
+
+
 def test_the_platform_picks_the_default_engine():
     def machine(**kw):
         return Platform(system=kw.get("system", "Linux"), machine="x86_64", nvidia=kw.get("nvidia", False),
@@ -124,7 +142,7 @@ def engine_home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("engine-home")
     wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
     source = make_source_repository(tmp_path_factory.mktemp("sglang-source"), wheel)
-    _write_config(home, wheel, source, default="vllm", port=_free_port())
+    _write_config(home, wheel, source, default="vllm", port=_free_port(), planner_port=_free_port())
     for name in ("vllm", "sglang", "mlx"):
         result = invoke(["engine", "install", name, "--json"], {"MARLIN_HOME": str(home)})
         assert result.exit_code == 0, result.stdout + result.stderr
@@ -262,6 +280,53 @@ def test_a_second_server_for_a_local_planner_runs_beside_marlin(home_env):
     finally:
         assert manager.stop("vllm", "planner") and manager.stop("vllm")
     assert marlin.port != planner.port
+
+
+def test_setup_serves_a_planner_beside_marlin_doctor_shows_both_and_ask_verifies_with_its_judge(
+        home_env, engine_home, tmp_path, footage, monkeypatch):
+    import shutil
+
+    # Real requests, but only to the stand-in engine's scripted planner on a loopback port.
+    monkeypatch.setattr("pydantic_ai.models.ALLOW_MODEL_REQUESTS", True)
+    config = engine_home / "config.toml"
+    saved = config.read_text()
+    invoke(["engine", "stop", "vllm"], home_env)
+    model = "Qwen/Qwen2.5-3B-Instruct"
+    try:
+        result = invoke(["setup", "--local", "vllm", "--planner", model, "--yes", "--json"], home_env)
+        assert result.exit_code == 0, result.stdout + result.stderr
+        done = document(result)
+        assert done["planner"] == model and done["planner_check"]["verdict"] is not None
+        stored = config.read_text()
+        assert f'planner_model = "{model}"' in stored and f'model = "{model}"' in stored
+        manager = EngineManager(load_settings(env=home_env))
+        marlin, planner = manager.state("vllm"), manager.state("vllm", "planner")
+        assert marlin.command[marlin.command.index("--gpu-memory-utilization") + 1] == "0.6"
+        assert planner.command[planner.command.index("--gpu-memory-utilization") + 1] == "0.3"
+
+        checks = {c["name"]: c for c in document(invoke(["doctor", "--json"], home_env))["checks"]}
+        assert checks["engine"]["detail"].startswith("vllm running at ")
+        assert checks["planner_engine"]["status"] == "ok"
+        assert checks["planner_engine"]["detail"].startswith(f"vllm serving {model} at http://127.0.0.1:")
+        assert checks["planner"]["status"] == "ok" and model in checks["planner"]["detail"]
+
+        invoke(["engine", "stop", "vllm", "--role", "planner"], home_env)  # ask starts it again on demand
+        folder = tmp_path / "footage"
+        folder.mkdir()
+        shutil.copy(footage["short_field"], folder / "field.mp4")
+        answer = document(invoke(["ask", "when does the red circle appear", "--in", str(folder), "--json"], home_env))
+        assert any(step["step"] == "plan" and model in step["detail"] for step in answer["trace"])
+        assert answer["found"] and any(e["kind"] == "judge" for e in answer["moments"][0]["evidence"])
+    finally:
+        invoke(["engine", "stop", "vllm", "--role", "planner"], home_env)
+        config.write_text(saved)
+
+
+def test_a_planner_on_the_cpu_engine_is_refused_before_anything_is_installed(tmp_path):
+    result = invoke(["setup", "--local", "cpu", "--planner", "Qwen/Qwen2.5-3B-Instruct", "--yes", "--json"],
+                    {"MARLIN_HOME": str(tmp_path), "MARLIN_BASE_URL": None})
+    assert result.exit_code != 0 and document(result)["error"]["code"] == "engine_unsupported"
+    assert not (tmp_path / "engines").exists()
 
 
 def test_the_python_api_also_starts_the_local_engine_on_demand(home_env, footage):

@@ -3,7 +3,9 @@
 A test instrument (no GPU here). It parses exactly the flags marlin-agent's engine recipes
 pass (an unknown flag fails like the real CLI would), checks the JSON-valued ones parse,
 honours the ones it can (host, port, served model, vLLM's allowed local media path) and
-then serves the Marlin simulator. Fault switches come from the environment:
+then serves the Marlin simulator, or, when started for a planner model (no Marlin override,
+no video input), the scripted planner (``planner_server.py``), which like vLLM refuses tool
+calls unless tool calling was switched on. Fault switches come from the environment:
 ``STANDIN_GATED=1`` fails like a refused gated download, ``STANDIN_WARMUP=S`` delays
 readiness by S seconds, as loading weights does.
 
@@ -54,7 +56,17 @@ def _vllm_parser() -> argparse.ArgumentParser:
     parser.add_argument("--limit-mm-per-prompt", type=_json)
     parser.add_argument("--served-model-name")
     parser.add_argument("--api-key")
+    parser.add_argument("--gpu-memory-utilization", type=_fraction)
+    parser.add_argument("--enable-auto-tool-choice", action="store_true")
+    parser.add_argument("--tool-call-parser", choices=["hermes", "llama3_json", "mistral", "pythonic"])
     return parser
+
+
+def _fraction(text: str) -> float:
+    value = float(text)
+    if not 0 < value <= 1:
+        raise argparse.ArgumentTypeError(f"a fraction of GPU memory is in (0, 1], not {text}")
+    return value
 
 
 def _sglang_parser() -> argparse.ArgumentParser:
@@ -67,6 +79,9 @@ def _sglang_parser() -> argparse.ArgumentParser:
     parser.add_argument("--port", type=int, default=30000)
     parser.add_argument("--served-model-name")
     parser.add_argument("--api-key")
+    parser.add_argument("--mem-fraction-static", type=_fraction)
+    parser.add_argument("--context-length", type=int)
+    parser.add_argument("--tool-call-parser", choices=["qwen25", "qwen", "llama3", "mistral", "pythonic"])
     for flag in ("--enable-multimodal", "--disable-cuda-graph", "--disable-radix-cache",
                  "--disable-overlap-schedule", "--trust-remote-code"):
         parser.add_argument(flag, action="store_true")
@@ -86,12 +101,31 @@ def main(argv: list[str] | None = None) -> None:
         print(GATED_LOG, flush=True)
         sys.exit(1)
     time.sleep(float(os.environ.get("STANDIN_WARMUP", "0")))
+    planner = args.hf_overrides is None if engine == "vllm" else not args.enable_multimodal
+    if planner:
+        _serve_planner(engine, args, model)
+        return
     simulator = MarlinSimulator(args.host, args.port, served_model=model, api_key=args.api_key,
                                 allowed_media_dir=getattr(args, "allowed_local_media_path", None))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     print(f"INFO Uvicorn running on http://{args.host}:{args.port}", flush=True)
     try:
         simulator._server.serve_forever()
+    finally:
+        print("INFO Shutting down", flush=True)
+
+
+def _serve_planner(engine: str, args: argparse.Namespace, model: str) -> None:
+    from evals.synthetic.planner_server import PlannerServer
+
+    tool_calling = (args.enable_auto_tool_choice and bool(args.tool_call_parser) if engine == "vllm"
+                    else bool(args.tool_call_parser))
+    server = PlannerServer(args.host, args.port, model, tool_calling)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print(f"INFO Uvicorn running on http://{args.host}:{args.port} (planner, tool calling "
+          f"{'on' if tool_calling else 'off'})", flush=True)
+    try:
+        server.serve_forever()
     finally:
         print("INFO Shutting down", flush=True)
 

@@ -45,6 +45,9 @@ def setup_command(
     model: Annotated[Optional[str], typer.Option("--model", help="The model name the endpoint serves.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask anything (for agents and scripts).")] = False,
     skip_check: Annotated[bool, typer.Option("--skip-check", help="Store the choice without one test request.")] = False,
+    planner: Annotated[Optional[str], typer.Option(
+        "--planner", help="With --local: a small chat LLM the engine serves beside Marlin as the planner and "
+        "verification's judge, e.g. Qwen/Qwen2.5-3B-Instruct (not on the CPU engine); none removes one.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Choose where Marlin runs (hosted or a local engine), test one request, store the choice."""
@@ -63,6 +66,9 @@ def setup_command(
         manager = EngineManager(settings)
         if hosted and local:
             raise InputError("choose one: --hosted or --local")
+        if planner and not local:
+            raise InputError("--planner goes with --local (a hosted planner is set with [planner] model and "
+                             "MARLIN_PLANNER_BASE_URL)")
         if hosted:
             if not base_url:
                 raise InputError("--hosted needs --base-url", hint="e.g. --base-url https://host/v1 --api-key KEY")
@@ -79,7 +85,7 @@ def setup_command(
         if mode == "hosted":
             result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
         else:
-            result = setup_local(settings, values["engine"], skip_check, say)
+            result = setup_local(settings, values["engine"], skip_check, say, planner)
         from marlin_agent.setup.flow import shadowed
 
         result.warnings = shadowed(result, load_settings())
@@ -95,6 +101,10 @@ def setup_command(
     Console().print(f"Marlin: {result.model} via {where}.")
     if result.check:
         Console().print(f"Test request: a 4 s video captioned in {result.check.seconds:.1f} s.")
+    if result.planner:
+        Console().print(f"Planner and judge: {result.planner} at {result.planner_base_url}"
+                        + (f" (a test verdict in {result.planner_check.seconds:.1f} s)." if result.planner_check
+                           else "."), markup=False)
     Console().print(f"Stored in {result.config}" + (f"; the key in {result.credentials} (user-only)."
                                                     if result.api_key_stored else "."))
     for warning in result.warnings:

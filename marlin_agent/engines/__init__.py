@@ -1,9 +1,9 @@
 """Local engines: install, start, stop and find the servers that run Marlin on this machine."""
 
-from marlin_agent.engines.local import ensure_server, with_server
+from marlin_agent.engines.local import ensure_server, planner_engine, with_local_planner, with_server
 from marlin_agent.engines.machine import Platform, detect_platform
 from marlin_agent.engines.manager import EngineManager, EngineState, EngineStatus
 from marlin_agent.engines.recipes import RECIPES, Launch, recipe
 
 __all__ = ["RECIPES", "EngineManager", "EngineState", "EngineStatus", "Launch", "Platform", "detect_platform",
-           "ensure_server", "recipe", "with_server"]
+           "ensure_server", "planner_engine", "recipe", "with_local_planner", "with_server"]

@@ -1,4 +1,5 @@
-"""Start the local engine on demand when no server is configured."""
+"""Start the local engine on demand when no server is configured, and the local planner beside it
+when one was chosen."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Say
 from marlin_agent.engines.manager import EngineManager
 from marlin_agent.engines.recipes import RECIPES
-from marlin_agent.errors import EngineNotInstalled
+from marlin_agent.errors import EngineNotInstalled, EngineUnsupported
 
 # The CPU engine answers one request at a time, each taking minutes: more in flight would only
 # queue up and run into the request timeout.
@@ -23,11 +24,41 @@ def with_server(settings: Settings, base_url: str, model: str, engine: str | Non
 
 
 def ensure_server(settings: Settings, progress: Say | None = None) -> Settings:
-    """``settings`` pointing at a server: the configured one, else a local engine (started if need be).
+    """``settings`` pointing at a server: the configured one, else a local engine (started if need be);
+    and at the local planner, when `setup --local … --planner` chose one.
 
     Returns ``settings`` unchanged when no server is configured and no engine is installed;
     the first request then fails with the usual "no server" error and its hint.
     """
+    return with_local_planner(_with_marlin(settings, progress), progress)
+
+
+def with_local_planner(settings: Settings, progress: Say | None = None) -> Settings:
+    """``settings`` with the planner pointed at the local planner server (started if need be), when
+    the configured planner is the one the engine serves and nothing else points it elsewhere."""
+    wanted, planner = settings.engine.planner_model, settings.planner
+    if not wanted or planner.model != wanted or planner.base_url or not settings.engine.auto_start:
+        return settings
+    manager = EngineManager(settings)
+    engine = planner_engine(settings, manager)
+    if progress and manager.state(engine, "planner") is None:
+        progress(f"starting the local planner {wanted} on the {engine} engine")
+    state = manager.start(engine, role="planner", model=wanted, progress=progress)
+    return settings.model_copy(update={"planner": planner.model_copy(update={"base_url": state.base_url})})
+
+
+def planner_engine(settings: Settings, manager: EngineManager) -> str:
+    """The engine that serves the local planner: the chosen one, else the first installed that can."""
+    if settings.engine.default:
+        return settings.engine.default
+    for engine in RECIPES:
+        if engine != "cpu" and manager.installed(engine):
+            return engine
+    raise EngineUnsupported("a local planner needs the vllm, sglang or mlx engine, and none is installed",
+                            hint="marlin-agent setup --local auto --planner MODEL --yes")
+
+
+def _with_marlin(settings: Settings, progress: Say | None) -> Settings:
     if settings.server.base_url or not settings.engine.auto_start:
         return settings
     manager = EngineManager(settings)

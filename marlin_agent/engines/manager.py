@@ -41,6 +41,9 @@ from marlin_agent.errors import (
 )
 
 Role = Literal["marlin", "planner"]
+# Engines that take a fixed share of GPU memory up front, and how much they take when alone.
+GPU_SHARING = ("vllm", "sglang")
+ENGINE_GPU_SHARE = 0.9
 
 # What the Hugging Face hub client logs when a gated download is refused.
 _GATED = re.compile(r"GatedRepoError|Cannot access gated repo|401 Client Error|403 Client Error|"
@@ -295,11 +298,23 @@ class EngineManager:
 
     def launch(self, engine: str, role: Role = "marlin", model: str | None = None, port: int | None = None) -> Launch:
         engine_settings = self.settings.engine
-        default_port = engine_settings.port + (1 if role == "planner" else 0)
+        planner = role == "planner"
+        default_port = (engine_settings.planner_port or engine_settings.port + 1) if planner else engine_settings.port
         return Launch(venv=self.venv(engine), host=engine_settings.host, port=port or default_port,
-                      media_dir=self.settings.cache_dir, model=model if role == "planner" else None,
-                      max_model_len=engine_settings.max_model_len,
-                      extra_args=tuple(engine_settings.extra_args) if role == "marlin" else ())
+                      media_dir=self.settings.cache_dir, model=model if planner else None,
+                      max_model_len=engine_settings.planner_max_model_len if planner else engine_settings.max_model_len,
+                      extra_args=tuple(engine_settings.planner_extra_args if planner else engine_settings.extra_args),
+                      gpu_share=self._gpu_share(engine, role))
+
+    def _gpu_share(self, engine: str, role: Role) -> float | None:
+        """Two servers on one GPU must split its memory, or the second finds none left (each engine
+        takes ~90% by default). Marlin keeps its share even while the planner is down, so a planner
+        started later still fits."""
+        engine_settings = self.settings.engine
+        if engine not in GPU_SHARING or not engine_settings.planner_model:
+            return None
+        share = engine_settings.planner_gpu_share
+        return share if role == "planner" else round(ENGINE_GPU_SHARE - share, 2)
 
     def start(self, engine: str, role: Role = "marlin", model: str | None = None, port: int | None = None,
               progress: Say | None = None, wait: bool = True) -> EngineState:

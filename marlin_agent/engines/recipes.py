@@ -7,7 +7,10 @@ Every Marlin-specific flag is here for a documented reason:
 - ``--mm-processor-cache-gb 0`` stops vLLM's multimodal cache growing without bound on
   distinct videos (it OOM-killed 15 GB nodes);
 - SGLang (and the MLX port of it) take the training-time frame budget server-side.
-A planner model (a small chat LLM served beside Marlin) gets none of them.
+A planner model (a small chat LLM served beside Marlin) gets none of them; it gets tool
+calling (the planner and the judge answer through tool calls: vLLM's ``hermes`` parser and
+SGLang's ``qwen25`` read the Qwen family's format) and, on a GPU, a share of its memory
+that leaves room for Marlin, which then takes a share too.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ class Launch:
     model: str | None = None  # None: Marlin (the engine's own weights); else a planner model
     max_model_len: int = 65536
     extra_args: tuple[str, ...] = ()
+    gpu_share: float | None = None  # the fraction of GPU memory to take; None: the engine's own default
 
     @property
     def python(self) -> Path:
@@ -90,31 +94,40 @@ class Recipe:
         return [*_COMMANDS[self.name](launch), "--host", launch.host, "--port", str(launch.port), *launch.extra_args]
 
 
+def _share(flag: str, launch: Launch) -> list[str]:
+    return [flag, f"{launch.gpu_share:g}"] if launch.gpu_share else []
+
+
 def _vllm(launch: Launch) -> list[str]:
     if launch.model:
-        return [str(launch.bin("vllm")), "serve", launch.model, "--max-model-len", str(launch.max_model_len)]
+        return [str(launch.bin("vllm")), "serve", launch.model, "--max-model-len", str(launch.max_model_len),
+                "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
+                *_share("--gpu-memory-utilization", launch)]
     return [str(launch.bin("vllm")), "serve", MARLIN_MODEL,
             "--hf-overrides", VLLM_OVERRIDE,
             "--allowed-local-media-path", str(launch.media_dir),
             "--max-model-len", str(launch.max_model_len),
             "--mm-processor-cache-gb", "0",
-            "--limit-mm-per-prompt", '{"video":1}']
+            "--limit-mm-per-prompt", '{"video":1}',
+            *_share("--gpu-memory-utilization", launch)]
 
 
 def _sglang(launch: Launch) -> list[str]:
     head = [str(launch.python), "-m", "sglang.launch_server"]
     if launch.model:
-        return [*head, "--model-path", launch.model]
+        return [*head, "--model-path", launch.model, "--context-length", str(launch.max_model_len),
+                "--tool-call-parser", "qwen25", *_share("--mem-fraction-static", launch)]
     return [*head, "--model-path", MARLIN_MODEL,
             "--json-model-override-args", SGLANG_OVERRIDE,
             "--enable-multimodal",
-            "--mm-process-config", SGLANG_VIDEO_CONFIG]
+            "--mm-process-config", SGLANG_VIDEO_CONFIG,
+            *_share("--mem-fraction-static", launch)]
 
 
 def _mlx(launch: Launch) -> list[str]:
     head = [str(launch.python), "-m", "sglang.launch_server"]
-    if launch.model:
-        return [*head, "--model-path", launch.model, "--disable-cuda-graph"]
+    if launch.model:  # unified memory: no share to set
+        return [*head, "--model-path", launch.model, "--disable-cuda-graph", "--tool-call-parser", "qwen25"]
     return [*head, "--model-path", MARLIN_MLX_MODEL, "--tokenizer-path", MARLIN_MODEL,
             "--disable-cuda-graph", "--disable-radix-cache", "--disable-overlap-schedule",
             "--trust-remote-code", "--enable-multimodal",

@@ -122,6 +122,11 @@ def _verified_match(verified: list[Moment], reported: ReportedMoment) -> Moment 
     return best
 
 
+def judge_agent(model) -> Agent:
+    """The verification judge: reads a clip's description and says whether it shows an event."""
+    return Agent(model, output_type=JudgeVerdict, instructions=_prompt("judge"), retries={"output": 2})
+
+
 class LLMPlanner:
     def __init__(self, settings: Settings, tools: Toolbox, model) -> None:
         self.settings = settings
@@ -129,7 +134,7 @@ class LLMPlanner:
         self.model = model
         self.usage = RunUsage()
         self.agent = build_agent(model, tools)
-        self._judge_agent = Agent(model, output_type=JudgeVerdict, instructions=_prompt("judge"), retries={"output": 2})
+        self._judge_agent = judge_agent(model)
         tools.judge = self.judge
 
     def _limits(self, requests: int | None) -> UsageLimits:

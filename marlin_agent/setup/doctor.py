@@ -177,10 +177,37 @@ def _server(settings: Settings) -> list[Check]:
                   "server runs Marlin-2B with the architecture override (see README, Running Marlin).")]
 
 
+def _planner_engine(settings: Settings, start: bool) -> tuple[Check | None, Settings]:
+    """The planner server the local engine runs beside Marlin, when one was chosen; returns the
+    settings pointed at it when it is (or was just) started."""
+    wanted, planner = settings.engine.planner_model, settings.planner
+    if not wanted or planner.model != wanted or planner.base_url:
+        return None, settings
+    from marlin_agent.engines import EngineManager, planner_engine, with_local_planner
+
+    manager = EngineManager(settings)
+    try:
+        name = planner_engine(settings, manager)
+        if start and settings.engine.auto_start:
+            settings = with_local_planner(settings)
+    except MarlinAgentError as exc:
+        return Check(name="planner_engine", status="fail", detail=f"the planner {wanted} does not start: "
+                     f"{exc.message}", fix=exc.hint), settings
+    status = manager.status(name, "planner")
+    if not status.running:
+        return Check(name="planner_engine", status="ok", detail=f"{name} serves {wanted} beside Marlin; not running: "
+                     "it starts on demand (doctor without --no-start starts it to check it)"), settings
+    return Check(name="planner_engine", status="ok" if status.healthy else "warn",
+                 detail=f"{name} serving {wanted} at {status.base_url} (pid {status.pid})"), settings
+
+
 def _planner(settings: Settings) -> Check:
     planner = settings.planner
     if not planner.enabled:
         return Check(name="planner", status="ok", detail="the pipeline planner (no LLM); --planner MODEL adds one")
+    if planner.model == settings.engine.planner_model and not planner.base_url:
+        return Check(name="planner", status="ok", detail=f"{planner.model}, served by the local engine once it starts "
+                     "(the planner, and the judge in verification)")
     try:
         from marlin_agent.chat_model import planner_model
 
@@ -226,6 +253,9 @@ def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None 
             checks += _server(served)
         elif engine is None or engine.status == "ok":
             checks.append(Check(name="server", status="skip", detail="the local engine is not running"))
+        planner_engine, settings = _planner_engine(settings, start_engine)
+        if planner_engine:
+            checks.append(planner_engine)
         checks += [_planner(settings), _disk(settings), _index(settings)]
     checks += _extras()
     return DoctorReport(ok=all(c.status != "fail" for c in checks), checks=checks)

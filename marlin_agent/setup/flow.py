@@ -14,9 +14,12 @@ from pydantic import BaseModel, SecretStr
 from marlin_agent.config import Settings
 from marlin_agent.domain import Say
 from marlin_agent.engines import EngineManager, with_server
-from marlin_agent.errors import InputError
+from marlin_agent.errors import EngineUnsupported, InputError
 from marlin_agent.setup import user_config
-from marlin_agent.setup.server_check import ProbeResult, probe_server
+from marlin_agent.setup.server_check import PlannerProbe, ProbeResult, probe_planner, probe_server
+
+# What `--planner` takes to mean "no planner LLM".
+NO_PLANNER = ("none", "pipeline")
 
 
 class SetupResult(BaseModel):
@@ -28,6 +31,9 @@ class SetupResult(BaseModel):
     api_key_stored: bool = False
     credentials: str | None = None
     check: ProbeResult | None = None
+    planner: str | None = None  # the planner LLM the engine serves beside Marlin
+    planner_base_url: str | None = None
+    planner_check: PlannerProbe | None = None
     warnings: list[str] = []
 
 
@@ -70,18 +76,48 @@ def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: 
 
 
 def setup_local(settings: Settings, engine: str | None = None, skip_check: bool = False,
-                progress: Say | None = None) -> SetupResult:
-    """Install the engine (if needed), start it, test it, and make it the on-demand default."""
+                progress: Say | None = None, planner: str | None = None) -> SetupResult:
+    """Install the engine (if needed), start it, test it, and make it the on-demand default; with
+    ``planner``, also serve that chat LLM beside Marlin (the planner and verification's judge),
+    test it with one judge request, and make it the planner ("none" removes a chosen one)."""
     manager = EngineManager(settings)
     name = engine or manager.default_engine()
     manager.check_supported(name)
+    serve_planner = planner is not None and planner.strip().lower() not in NO_PLANNER
+    if serve_planner and name == "cpu":  # before installing anything
+        raise EngineUnsupported("the CPU engine serves Marlin only, not a planner LLM",
+                                hint="Use a GPU engine (vllm, sglang) or mlx on Apple Silicon, or a planner "
+                                "served elsewhere ([planner] model and MARLIN_PLANNER_BASE_URL).")
+    if serve_planner:  # the share of GPU memory each server takes depends on whether there are two
+        settings = settings.model_copy(update={"engine": settings.engine.model_copy(
+            update={"planner_model": planner, "default": name})})
+        manager = EngineManager(settings)
     if not manager.installed(name):
         manager.install(name, progress)
+    running = manager.state(name)
+    if serve_planner and running is not None and running.command != manager.check_supported(name).command(
+            manager.launch(name)):
+        if progress:
+            progress("restarting Marlin's server so that it leaves GPU memory for the planner")
+        manager.stop(name)
     state = manager.start(name, progress=progress)
     check = _check(with_server(settings, state.base_url, state.model, name), skip_check)
+    planner_state = planner_check = None
+    if serve_planner:
+        if progress:
+            progress(f"starting the planner {planner} beside Marlin")
+        planner_state = manager.start(name, role="planner", model=planner, progress=progress)
+        trial = settings.model_copy(update={"planner": settings.planner.model_copy(
+            update={"model": planner, "base_url": planner_state.base_url})})
+        planner_check = None if skip_check else asyncio.run(probe_planner(trial))
     # A stored base_url would win over the engine, so setting up a local engine removes it.
-    user_config.update(settings.user_config_path, {
-        "server": {"base_url": None, "model": None},
-        "engine": {"default": name, "auto_start": True}})
+    stored: dict = {"server": {"base_url": None, "model": None}, "engine": {"default": name, "auto_start": True}}
+    if planner is not None:
+        chosen = planner if serve_planner else None
+        stored["engine"]["planner_model"] = chosen
+        stored["planner"] = {"model": chosen or "pipeline", "base_url": None}
+    user_config.update(settings.user_config_path, stored)
     return SetupResult(mode="local", base_url=state.base_url, model=state.model, engine=name,
-                       config=str(settings.user_config_path), check=check)
+                       config=str(settings.user_config_path), check=check,
+                       planner=planner if serve_planner else None,
+                       planner_base_url=planner_state.base_url if planner_state else None, planner_check=planner_check)
