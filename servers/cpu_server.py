@@ -10,6 +10,11 @@ marlin-agent. Frames are sampled, resized and normalised here with PyAV, Pillow 
 (the training-time budget: 2 fps, 4 to 240 frames, at most 200,704 pixels per frame), and
 handed to the checkpoint's own video processor only for patching, so torchvision, whose
 PyPI builds do not match the CPU build of torch on Linux, is never needed.
+
+With ``--chat`` it serves a text chat model instead (the planner LLM beside Marlin): the
+checkpoint's own chat template renders the messages and the tools, and tool calls in the
+Qwen family's format (``<tool_call>{"name": …, "arguments": …}</tool_call>``) come back as
+OpenAI ``tool_calls``, as vLLM's hermes parser returns them.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import base64
 import io
 import json
 import math
+import re
 import sys
 import threading
 import time
@@ -155,6 +161,78 @@ class Engine:
         return self.tokenizer.decode(new, skip_special_tokens=True), int(inputs["input_ids"].shape[1]), int(len(new))
 
 
+class ChatEngine:
+    """A text chat model for the planner and the judge: messages and tools in, text or tool calls out."""
+
+    def __init__(self, model: str, dtype: str, threads: int | None) -> None:
+        from transformers import AutoModelForCausalLM, AutoTokenizer
+
+        if threads:
+            torch.set_num_threads(threads)
+        log(f"loading {model} on the CPU ({dtype}) as a chat model")
+        self.tokenizer = AutoTokenizer.from_pretrained(model)
+        self.model = AutoModelForCausalLM.from_pretrained(model, dtype=getattr(torch, dtype)).eval()
+        self.lock = threading.Lock()
+
+    def prompt(self, messages: list[dict], tools: list[dict]) -> str:
+        return self.tokenizer.apply_chat_template([chat_message(m) for m in messages], tools=tools or None,
+                                                  tokenize=False, add_generation_prompt=True)
+
+    def generate(self, prompt: str, max_tokens: int) -> tuple[str, int, int]:
+        inputs = self.tokenizer(prompt, return_tensors="pt")
+        with self.lock, torch.inference_mode():
+            output = self.model.generate(**inputs, max_new_tokens=max_tokens, do_sample=False)
+        new = output[0, inputs["input_ids"].shape[1]:]
+        return self.tokenizer.decode(new, skip_special_tokens=True), int(inputs["input_ids"].shape[1]), int(len(new))
+
+    def complete(self, messages: list[dict], tools: list[dict], max_tokens: int) -> tuple[dict, int, int]:
+        text, prompt_tokens, completion_tokens = self.generate(self.prompt(messages, tools), max_tokens)
+        content, calls = split_tool_calls(text) if tools else (text.strip(), [])
+        message: dict = {"role": "assistant", "content": content or None}
+        if calls:
+            message["tool_calls"] = calls
+        return message, prompt_tokens, completion_tokens
+
+
+def chat_message(message: dict) -> dict:
+    """An OpenAI chat message as chat templates take it: text content, tool-call arguments as objects."""
+    content = message.get("content")
+    if isinstance(content, list):
+        content = "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    out = {"role": message["role"], "content": content or ""}
+    if message.get("tool_calls"):
+        out["tool_calls"] = [{"type": "function", "function": {
+            "name": call["function"]["name"], "arguments": json.loads(call["function"].get("arguments") or "{}")}}
+            for call in message["tool_calls"]]
+    if message.get("tool_call_id"):
+        out["tool_call_id"] = message["tool_call_id"]
+    return out
+
+
+_TOOL_CALL = re.compile(r"<tool_call>\s*(.*?)\s*</tool_call>", re.S)
+
+
+def split_tool_calls(text: str) -> tuple[str, list[dict]]:
+    """The text outside ``<tool_call>`` blocks, and the blocks as OpenAI tool calls (a block that is
+    not a JSON object with a name stays in the text, for the client to see and retry)."""
+    calls: list[dict] = []
+
+    def take(match: re.Match) -> str:
+        try:
+            found = json.loads(match.group(1))
+        except ValueError:
+            return match.group(0)
+        if not isinstance(found, dict) or not isinstance(found.get("name"), str):
+            return match.group(0)
+        arguments = found.get("arguments", found.get("parameters", {}))
+        calls.append({"id": f"call_{uuid.uuid4().hex[:12]}", "type": "function", "function": {
+            "name": found["name"], "arguments": arguments if isinstance(arguments, str) else json.dumps(arguments)}})
+        return ""
+
+    rest = _TOOL_CALL.sub(take, text)
+    return rest.strip(), calls
+
+
 # --- HTTP -------------------------------------------------------------------------------
 
 
@@ -209,6 +287,9 @@ class Handler(BaseHTTPRequestHandler):
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length") or 0)))
             if body.get("model") != self.server.served_name:
                 raise BadRequest(f"The model `{body.get('model')}` does not exist.", 404)
+            if isinstance(self.server.engine, ChatEngine):
+                self._chat(body)
+                return
             url, text = split_request(body)
             budget = body.get("mm_processor_kwargs") or {}
             started = time.monotonic()
@@ -222,19 +303,34 @@ class Handler(BaseHTTPRequestHandler):
         except (ValueError, KeyError, TypeError) as exc:
             self._error(400, f"malformed request: {exc}")
             return
-        self._send(200, {
-            "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
-            "model": self.server.served_name,
-            "choices": [{"index": 0, "message": {"role": "assistant", "content": answer}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens},
-        })
+        self._send(200, _reply(self.server.served_name, {"role": "assistant", "content": answer}, prompt_tokens,
+                               completion_tokens))
+
+    def _chat(self, body: dict) -> None:
+        messages = body.get("messages") or []
+        if not messages:
+            raise BadRequest("messages must not be empty")
+        started = time.monotonic()
+        message, prompt_tokens, completion_tokens = self.server.engine.complete(
+            messages, body.get("tools") or [], int(body.get("max_tokens") or body.get("max_completion_tokens") or 1024))
+        log(f"answered in {time.monotonic() - started:.1f} s ({prompt_tokens} prompt tokens)")
+        self._send(200, _reply(self.server.served_name, message, prompt_tokens, completion_tokens))
+
+
+def _reply(served: str, message: dict, prompt_tokens: int, completion_tokens: int) -> dict:
+    return {
+        "id": f"chatcmpl-{uuid.uuid4().hex[:12]}", "object": "chat.completion", "created": int(time.time()),
+        "model": served, "choices": [{"index": 0, "message": message,
+                                      "finish_reason": "tool_calls" if message.get("tool_calls") else "stop"}],
+        "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                  "total_tokens": prompt_tokens + completion_tokens},
+    }
 
 
 class CpuServer(ThreadingHTTPServer):
     daemon_threads = True
 
-    def __init__(self, address, engine: Engine, served_name: str, allowed: Path | None) -> None:
+    def __init__(self, address, engine: Engine | ChatEngine, served_name: str, allowed: Path | None) -> None:
         super().__init__(address, Handler)
         self.engine, self.served_name, self.allowed = engine, served_name, allowed
 
@@ -248,8 +344,9 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--dtype", default="float32", choices=["float32", "bfloat16"])
     parser.add_argument("--threads", type=int)
+    parser.add_argument("--chat", action="store_true", help="Serve a text chat model (the planner), not Marlin.")
     args = parser.parse_args(argv)
-    engine = Engine(args.model, args.dtype, args.threads)
+    engine = (ChatEngine if args.chat else Engine)(args.model, args.dtype, args.threads)
     allowed = args.allowed_local_media_path.resolve() if args.allowed_local_media_path else None
     server = CpuServer((args.host, args.port), engine, args.served_model_name or args.model, allowed)
     log(f"serving {server.served_name} on http://{args.host}:{args.port}/v1 (CPU, one request at a time)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import json
 import socket
 import subprocess
 import sys
@@ -107,3 +108,94 @@ def test_a_wrong_model_name_is_the_usual_specific_error(cpu_server, marlin_home,
 
     with pytest.raises(ModelNotServed, match="NemoStation/Marlin-2B"):
         asyncio.run(caption())
+
+
+# --- the CPU engine as the planner beside Marlin -------------------------------------------
+
+
+def _cpu_server_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("cpu_server", cpu_server_script())
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_planner_on_the_cpu_engine_is_the_same_server_as_a_chat_model(tmp_path):
+    launch = Launch(venv=tmp_path / "venv", host="127.0.0.1", port=8001, media_dir=tmp_path / "cache",
+                    model="Qwen/Qwen2.5-0.5B-Instruct")
+    assert recipe("cpu").command(launch) == [
+        str(tmp_path / "venv/bin/python"), str(cpu_server_script()), "--model", "Qwen/Qwen2.5-0.5B-Instruct",
+        "--chat", "--host", "127.0.0.1", "--port", "8001"]
+
+
+def test_tool_calls_in_the_qwen_format_come_back_as_openai_tool_calls():
+    split = _cpu_server_module().split_tool_calls
+    content, calls = split('Let me look.\n<tool_call>\n{"name": "search", "arguments": {"query": "goal", "k": 5}}\n'
+                           '</tool_call>\n<tool_call>{"name": "list_videos", "arguments": {}}</tool_call>')
+    assert content == "Let me look."
+    assert [(c["function"]["name"], json.loads(c["function"]["arguments"])) for c in calls] == [
+        ("search", {"query": "goal", "k": 5}), ("list_videos", {})]
+    assert all(c["type"] == "function" and c["id"].startswith("call_") for c in calls)
+    # A block the model got wrong stays in the text, where the client sees it and asks again.
+    content, calls = split("<tool_call>{not json}</tool_call>")
+    assert calls == [] and content == "<tool_call>{not json}</tool_call>"
+
+
+@pytest.fixture(scope="module")
+def tiny_chat_model(tmp_path_factory):
+    from evals.synthetic.tiny_marlin import build_tiny_chat_model
+
+    return build_tiny_chat_model(tmp_path_factory.mktemp("tiny-chat"))
+
+
+def test_the_chat_engine_renders_tools_calls_and_results_and_returns_the_models_calls(tiny_chat_model, monkeypatch):
+    engine = _cpu_server_module().ChatEngine(str(tiny_chat_model), "float32", 1)
+    tools = [{"type": "function", "function": {"name": "final_result", "description": "The verdict.",
+                                               "parameters": {"type": "object", "properties": {"score": {}}}}}]
+    messages = [{"role": "system", "content": "You judge clips."}, {"role": "user", "content": "Event: a goal"},
+                {"role": "assistant", "content": None, "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "search", "arguments": '{"query": "goal"}'}}]},
+                {"role": "tool", "tool_call_id": "c1", "content": '{"hits": []}'}]
+    prompt = engine.prompt(messages, tools)
+    assert '"name": "final_result"' in prompt and "You judge clips." in prompt
+    assert '<tool_call>{"name": "search", "arguments": {"query": "goal"}}</tool_call>' in prompt
+    assert '<tool_response>\n{"hits": []}\n</tool_response>' in prompt
+    monkeypatch.setattr(engine, "generate", lambda prompt, max_tokens: (
+        '<tool_call>{"name": "final_result", "arguments": {"score": 0.9, "reason": "it says so"}}</tool_call>', 40, 9))
+    message, _, _ = engine.complete(messages, tools, 64)
+    assert message["content"] is None
+    assert json.loads(message["tool_calls"][0]["function"]["arguments"]) == {"score": 0.9, "reason": "it says so"}
+
+
+def test_the_cpu_engine_serves_a_chat_model_with_tools_over_http(tiny_chat_model, tmp_path):
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    command = recipe("cpu").command(Launch(venv=tmp_path / "venv", host="127.0.0.1", port=port,
+                                           media_dir=tmp_path, model=str(tiny_chat_model)))
+    command[0] = sys.executable
+    log = tmp_path / "chat.log"
+    with log.open("w") as out:
+        process = subprocess.Popen([*command, "--served-model-name", "Qwen/Qwen2.5-0.5B-Instruct"], stdout=out,
+                                   stderr=subprocess.STDOUT)
+    base_url = f"http://127.0.0.1:{port}/v1"
+    try:
+        for _ in range(240):
+            try:
+                if httpx.get(base_url + "/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None, log.read_text()
+            time.sleep(0.5)
+        client = openai.OpenAI(base_url=base_url, api_key="not-needed")
+        reply = client.chat.completions.create(
+            model="Qwen/Qwen2.5-0.5B-Instruct", max_tokens=8,
+            messages=[{"role": "user", "content": "Event: a goal"}],
+            tools=[{"type": "function", "function": {"name": "final_result", "parameters": {"type": "object"}}}])
+        assert reply.choices[0].finish_reason in ("stop", "tool_calls") and reply.usage.completion_tokens <= 8
+    finally:
+        process.terminate()
+        process.wait(timeout=30)

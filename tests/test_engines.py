@@ -322,13 +322,6 @@ def test_setup_serves_a_planner_beside_marlin_doctor_shows_both_and_ask_verifies
         config.write_text(saved)
 
 
-def test_a_planner_on_the_cpu_engine_is_refused_before_anything_is_installed(tmp_path):
-    result = invoke(["setup", "--local", "cpu", "--planner", "Qwen/Qwen2.5-3B-Instruct", "--yes", "--json"],
-                    {"MARLIN_HOME": str(tmp_path), "MARLIN_BASE_URL": None})
-    assert result.exit_code != 0 and document(result)["error"]["code"] == "engine_unsupported"
-    assert not (tmp_path / "engines").exists()
-
-
 def test_the_python_api_also_starts_the_local_engine_on_demand(home_env, footage):
     from marlin_agent import VideoAgent
 

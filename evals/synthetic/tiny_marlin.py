@@ -75,3 +75,44 @@ def build_tiny_marlin(folder: Path) -> Path:
     saved = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**saved, "architectures": ["MarlinForConditionalGeneration"]}))
     return folder
+
+
+# A chat template in the Qwen family's shape for tools: signatures in a system turn, calls as
+# <tool_call>{...}</tool_call>, results as <tool_response> turns.
+CHAT_TEMPLATE_WITH_TOOLS = (
+    "{% if tools %}<|im_start|>system\n"
+    "{% if messages[0]['role'] == 'system' %}{{ messages[0]['content'] }}\n\n{% endif %}"
+    "Functions you may call:\n<tools>\n{% for tool in tools %}{{ tool | tojson }}\n{% endfor %}</tools>\n"
+    "To call one, answer <tool_call>{\"name\": ..., \"arguments\": {...}}</tool_call>.<|im_end|>\n"
+    "{% elif messages[0]['role'] == 'system' %}<|im_start|>system\n{{ messages[0]['content'] }}<|im_end|>\n{% endif %}"
+    "{% for message in messages %}"
+    "{% if message['role'] == 'tool' %}<|im_start|>user\n<tool_response>\n{{ message['content'] }}\n"
+    "</tool_response><|im_end|>\n"
+    "{% elif message['role'] == 'assistant' %}<|im_start|>assistant\n{{ message['content'] }}"
+    "{% if message['tool_calls'] is defined %}{% for call in message['tool_calls'] %}<tool_call>"
+    "{{ {'name': call['function']['name'], 'arguments': call['function']['arguments']} | tojson }}</tool_call>"
+    "{% endfor %}{% endif %}<|im_end|>\n"
+    "{% elif message['role'] != 'system' %}<|im_start|>{{ message['role'] }}\n{{ message['content'] }}<|im_end|>\n"
+    "{% endif %}{% endfor %}{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}"
+)
+
+
+def build_tiny_chat_model(folder: Path) -> Path:
+    """A tiny, randomly initialised Qwen2 text model with a tool-calling chat template: the
+    planner the CPU engine serves, for plumbing tests (its answers are noise)."""
+    import torch
+    from transformers import Qwen2Config, Qwen2ForCausalLM
+    from transformers.models.qwen3_5.tokenization_qwen3_5 import Qwen3_5Tokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    tokenizer = Qwen3_5Tokenizer(vocab=_byte_vocab(), merges=[])
+    tokenizer.add_special_tokens({"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]})
+    tokenizer.eos_token = "<|im_end|>"
+    tokenizer.chat_template = CHAT_TEMPLATE_WITH_TOOLS
+    tokenizer.save_pretrained(folder)
+    torch.manual_seed(0)
+    config = Qwen2Config(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
+                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=4096,
+                         eos_token_id=tokenizer.convert_tokens_to_ids("<|im_end|>"))
+    Qwen2ForCausalLM(config).eval().save_pretrained(folder)
+    return folder

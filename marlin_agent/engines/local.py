@@ -7,7 +7,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Say
 from marlin_agent.engines.manager import EngineManager
 from marlin_agent.engines.recipes import RECIPES
-from marlin_agent.errors import EngineNotInstalled, EngineUnsupported
+from marlin_agent.errors import EngineNotInstalled
 
 # The CPU engine answers one request at a time, each taking minutes: more in flight would only
 # queue up and run into the request timeout.
@@ -48,14 +48,14 @@ def with_local_planner(settings: Settings, progress: Say | None = None) -> Setti
 
 
 def planner_engine(settings: Settings, manager: EngineManager) -> str:
-    """The engine that serves the local planner: the chosen one, else the first installed that can."""
+    """The engine that serves the local planner: the chosen one, else the first installed."""
     if settings.engine.default:
         return settings.engine.default
     for engine in RECIPES:
-        if engine != "cpu" and manager.installed(engine):
+        if manager.installed(engine):
             return engine
-    raise EngineUnsupported("a local planner needs the vllm, sglang or mlx engine, and none is installed",
-                            hint="marlin-agent setup --local auto --planner MODEL --yes")
+    raise EngineNotInstalled("a local planner is configured but no engine is installed to serve it",
+                             hint="marlin-agent setup --local auto --planner MODEL --yes")
 
 
 def _with_marlin(settings: Settings, progress: Say | None) -> Settings:

@@ -322,10 +322,6 @@ class EngineManager:
         found = self.check_supported(engine)
         if role == "planner" and not model:
             raise EngineFailed("a planner server needs --model (the planner LLM to serve)")
-        if role == "planner" and engine == "cpu":
-            raise EngineUnsupported("the CPU engine serves Marlin only, not a planner LLM",
-                                    hint="Serve the planner with any OpenAI-compatible server and set "
-                                    "MARLIN_PLANNER_BASE_URL, or use a hosted planner (--planner provider/name).")
         running = self.state(engine, role)
         if running is not None:
             if wait:

@@ -140,7 +140,9 @@ def cpu_server_script() -> Path:
 
 
 def _cpu(launch: Launch) -> list[str]:
-    return [str(launch.python), str(cpu_server_script()), "--model", launch.model or MARLIN_MODEL,
+    if launch.model:  # a planner: the same server as a text chat model, with tool calls
+        return [str(launch.python), str(cpu_server_script()), "--model", launch.model, "--chat"]
+    return [str(launch.python), str(cpu_server_script()), "--model", MARLIN_MODEL,
             "--allowed-local-media-path", str(launch.media_dir)]
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel, SecretStr
 from marlin_agent.config import Settings
 from marlin_agent.domain import Say
 from marlin_agent.engines import EngineManager, with_server
-from marlin_agent.errors import EngineUnsupported, InputError
+from marlin_agent.errors import InputError
 from marlin_agent.setup import user_config
 from marlin_agent.setup.server_check import PlannerProbe, ProbeResult, probe_planner, probe_server
 
@@ -84,10 +84,6 @@ def setup_local(settings: Settings, engine: str | None = None, skip_check: bool 
     name = engine or manager.default_engine()
     manager.check_supported(name)
     serve_planner = planner is not None and planner.strip().lower() not in NO_PLANNER
-    if serve_planner and name == "cpu":  # before installing anything
-        raise EngineUnsupported("the CPU engine serves Marlin only, not a planner LLM",
-                                hint="Use a GPU engine (vllm, sglang) or mlx on Apple Silicon, or a planner "
-                                "served elsewhere ([planner] model and MARLIN_PLANNER_BASE_URL).")
     if serve_planner:  # the share of GPU memory each server takes depends on whether there are two
         settings = settings.model_copy(update={"engine": settings.engine.model_copy(
             update={"planner_model": planner, "default": name})})
