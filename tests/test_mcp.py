@@ -283,10 +283,10 @@ def _as_a_host_starts_it(root: Path, env_block: dict[str, str]) -> StdioServerPa
                                  env={"PYTHONPATH": str(REPO), **env_block}, cwd=str(root))
 
 
-def _ask_in(params: StdioServerParameters):
+def _caption_in(params: StdioServerParameters):
     async def run():
         async with Client(params, read_timeout_seconds=240) as client:
-            return await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]})
+            return await client.call_tool("caption", {"video": "short_field.mp4"})
 
     return asyncio.run(run())
 
@@ -295,28 +295,23 @@ def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_reci
         library_env, root, tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "bare-home"))  # no stored setup to fall back on
     monkeypatch.setenv("MARLIN_BASE_URL", "http://127.0.0.1:9/v1")  # the shell's export never reaches it
-    result = _ask_in(_as_a_host_starts_it(root, library_env))
+    result = _caption_in(_as_a_host_starts_it(root, {"MARLIN_BASE_URL": library_env["MARLIN_BASE_URL"],
+                                                     "MARLIN_HOME": library_env["MARLIN_HOME"]}))
     assert not result.is_error, result.content[0].text
-    assert result.structured_content["found"] is True
+    assert result.structured_content["events"][0]["text"] == "a red circle appears"
 
 
 def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_stored_setup(
         library_env, root, tmp_path, monkeypatch):
     # `marlin-agent setup` stores the choice under ~/.marlin; the host passes HOME, so the server finds it.
     home = tmp_path / "user"
-    stored = home / ".marlin"
-    stored.mkdir(parents=True)
-    calibration = (Path(library_env["MARLIN_HOME"]) / "config.toml").read_text()
-    setup = (f'[server]\nbase_url = "{library_env["MARLIN_BASE_URL"]}"\n\n'
-             f'[library]\nembed_model = "{library_env["MARLIN_EMBED_MODEL"]}"\n'
-             f'whisper_model = "{library_env["MARLIN_WHISPER_MODEL"]}"\n\n')
-    verify = f'[verify]\nmodel = "{library_env["MARLIN_VERIFY_MODEL"]}"\n'
-    (stored / "config.toml").write_text(setup + calibration.replace("[verify]\n", verify))
+    (home / ".marlin").mkdir(parents=True)
+    (home / ".marlin" / "config.toml").write_text(f'[server]\nbase_url = "{library_env["MARLIN_BASE_URL"]}"\n')
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("MARLIN_BASE_URL", "http://127.0.0.1:9/v1")
-    result = _ask_in(_as_a_host_starts_it(root, {}))
+    result = _caption_in(_as_a_host_starts_it(root, {}))
     assert not result.is_error, result.content[0].text
-    assert result.structured_content["found"] is True
+    assert result.structured_content["events"][0]["text"] == "a red circle appears"
 
 
 def test_mcp_documents_are_the_cli_documents(library_env, root, simulator):
