@@ -35,6 +35,23 @@ def _session(env, root, work, *extra):
     return asyncio.run(run())
 
 
+def _is_the_cli_document(structured: dict, argv: list[str], env: dict, model) -> None:
+    """An MCP result and the same command's `--json` document validate against one schema (the
+    model's), carry the same keys and open with the schema version."""
+    import jsonschema
+
+    from .test_cli import document, invoke
+
+    result = invoke([*argv, "--json"], env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    from_cli = document(result)
+    schema = model.model_json_schema(mode="serialization")
+    for doc in (structured, from_cli):
+        jsonschema.validate(doc, schema)
+        assert doc["schema_version"] == "1"
+    assert set(structured) == set(from_cli), argv[0]
+
+
 @pytest.fixture
 def root(tmp_path, footage) -> Path:
     folder = tmp_path / "allowed"
@@ -91,6 +108,12 @@ def test_ask_answers_with_progress_then_search_finds_the_indexed_moment(library_
     listed = videos.structured_content
     assert [v["video"]["path"] for v in listed["videos"]] == [str(root / "short_field.mp4")]
     assert listed["videos"][0]["chunks_indexed"] == 1 and listed["roots"] == [str(root)]
+    # The same documents the CLI prints.
+    from marlin_agent.app.search import SearchResult
+    from marlin_agent.domain import Answer
+
+    _is_the_cli_document(answer, ["ask", "when does the red circle appear", "--in", str(root)], library_env, Answer)
+    _is_the_cli_document(searched.structured_content, ["search", "blue square", "-k", "3"], library_env, SearchResult)
 
 
 def test_a_path_outside_the_roots_is_refused_before_any_work(library_env, root, footage, simulator):
@@ -186,6 +209,13 @@ def test_caption_find_and_a_marlin_extract_job(library_env, root):
     caption, find, job, outside = _session(library_env, root, work)
     assert caption.structured_content["events"][0]["text"] == "a red circle appears"
     assert find.structured_content["candidates"][0]["start"] == pytest.approx(4.0, abs=1.0)
+    # The same documents the CLI prints, each counting the Marlin calls it made.
+    from marlin_agent.domain import FindResult, VideoCaption
+
+    video = str(root / "short_field.mp4")
+    _is_the_cli_document(caption.structured_content, ["caption", video], library_env, VideoCaption)
+    _is_the_cli_document(find.structured_content, ["find", "a red circle appears", video], library_env, FindResult)
+    assert caption.structured_content["usage"]["marlin_calls"] == find.structured_content["usage"]["marlin_calls"] == 1
     assert job["state"] == "done" and job["result"]["rows_ok"] == 1, job
     assert Path(job["result"]["output"]).is_file()
     assert outside.is_error and "path_not_allowed" in outside.content[0].text
@@ -312,41 +342,3 @@ def test_a_host_that_forwards_no_environment_gets_a_working_server_from_the_stor
     result = _caption_in(_as_a_host_starts_it(root, {}))
     assert not result.is_error, result.content[0].text
     assert result.structured_content["events"][0]["text"] == "a red circle appears"
-
-
-def test_mcp_documents_are_the_cli_documents(library_env, root, simulator):
-    """Each tool's structured result and the matching `--json` document validate against one
-    schema, carry the same keys, and open with the schema version."""
-    import jsonschema
-
-    from marlin_agent.app.search import SearchResult
-    from marlin_agent.domain import Answer, FindResult, VideoCaption
-
-    from .test_cli import document, invoke
-
-    video = str(root / "short_field.mp4")
-    calls = {
-        "caption": ({"video": "short_field.mp4"}, ["caption", video], VideoCaption),
-        "find": ({"event": "the red circle", "video": "short_field.mp4"}, ["find", "the red circle", video], FindResult),
-        "ask": ({"question": "when does the red circle appear", "paths": ["."]},
-                ["ask", "when does the red circle appear", "--in", str(root)], Answer),
-        "search": ({"query": "red circle", "paths": ["."]}, ["search", "red circle", "--in", str(root)], SearchResult),
-    }
-
-    async def work(client):
-        return {name: await client.call_tool(name, arguments) for name, (arguments, _, _) in calls.items()}
-
-    over_mcp = _session(library_env, root, work)
-    for name, (_, argv, model) in calls.items():
-        schema = model.model_json_schema(mode="serialization")
-        from_mcp = over_mcp[name]
-        assert not from_mcp.is_error, from_mcp.content[0].text
-        result = invoke([*argv, "--json"], library_env)
-        assert result.exit_code == 0, result.stdout + result.stderr
-        from_cli = document(result)
-        for doc in (from_mcp.structured_content, from_cli):
-            jsonschema.validate(doc, schema)
-            assert doc["schema_version"] == "1"
-        assert set(from_mcp.structured_content) == set(from_cli), name
-    assert over_mcp["caption"].structured_content["usage"]["marlin_calls"] == 1
-    assert over_mcp["find"].structured_content["usage"]["marlin_calls"] == 1
