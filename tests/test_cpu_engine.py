@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import base64
+import contextlib
 import json
 import socket
 import subprocess
@@ -36,29 +37,40 @@ def test_the_cpu_engine_is_launched_from_its_own_environment_with_the_media_path
 def cpu_server(tmp_path_factory, marlin_home):
     """The CPU engine's exact command, run with this interpreter and the tiny checkpoint."""
     checkpoint = build_tiny_marlin(tmp_path_factory.mktemp("tiny-marlin"))
+    log = tmp_path_factory.mktemp("cpu-log") / "cpu.log"
+    with _running(tmp_path_factory.mktemp("venv"), marlin_home / "cache", log, "NemoStation/Marlin-2B",
+                  checkpoint=checkpoint) as base_url:
+        yield base_url, log
+
+
+@contextlib.contextmanager
+def _running(venv, media_dir, log, served: str, checkpoint=None, model: str | None = None):
+    """The CPU engine's command for Marlin (``checkpoint`` in place of the weights) or for a planner
+    ``model``, run with this interpreter until it answers; its base URL while it runs."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    command = recipe("cpu").command(Launch(venv=tmp_path_factory.mktemp("venv"), host="127.0.0.1", port=port,
-                                           media_dir=marlin_home / "cache"))
+    command = recipe("cpu").command(Launch(venv=venv, host="127.0.0.1", port=port, media_dir=media_dir,
+                                           model=model))
     command[0] = sys.executable
-    command[command.index("--model") + 1] = str(checkpoint)
-    log = tmp_path_factory.mktemp("cpu-log") / "cpu.log"
+    if checkpoint is not None:
+        command[command.index("--model") + 1] = str(checkpoint)
     with log.open("w") as out:
-        process = subprocess.Popen([*command, "--served-model-name", "NemoStation/Marlin-2B"], stdout=out,
-                                   stderr=subprocess.STDOUT)
+        process = subprocess.Popen([*command, "--served-model-name", served], stdout=out, stderr=subprocess.STDOUT)
     base_url = f"http://127.0.0.1:{port}/v1"
-    for _ in range(240):
-        try:
-            if httpx.get(base_url + "/models", timeout=1).status_code == 200:
-                break
-        except httpx.HTTPError:
-            pass
-        assert process.poll() is None, log.read_text()
-        time.sleep(0.5)
-    yield base_url, log
-    process.terminate()
-    process.wait(timeout=30)
+    try:
+        for _ in range(240):
+            try:
+                if httpx.get(base_url + "/models", timeout=1).status_code == 200:
+                    break
+            except httpx.HTTPError:
+                pass
+            assert process.poll() is None, log.read_text()
+            time.sleep(0.5)
+        yield base_url
+    finally:
+        process.terminate()
+        process.wait(timeout=30)
 
 
 def _settings(marlin_home, base_url, **more):
@@ -170,32 +182,11 @@ def test_the_chat_engine_renders_tools_calls_and_results_and_returns_the_models_
 
 
 def test_the_cpu_engine_serves_a_chat_model_with_tools_over_http(tiny_chat_model, tmp_path):
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    command = recipe("cpu").command(Launch(venv=tmp_path / "venv", host="127.0.0.1", port=port,
-                                           media_dir=tmp_path, model=str(tiny_chat_model)))
-    command[0] = sys.executable
-    log = tmp_path / "chat.log"
-    with log.open("w") as out:
-        process = subprocess.Popen([*command, "--served-model-name", "Qwen/Qwen2.5-0.5B-Instruct"], stdout=out,
-                                   stderr=subprocess.STDOUT)
-    base_url = f"http://127.0.0.1:{port}/v1"
-    try:
-        for _ in range(240):
-            try:
-                if httpx.get(base_url + "/models", timeout=1).status_code == 200:
-                    break
-            except httpx.HTTPError:
-                pass
-            assert process.poll() is None, log.read_text()
-            time.sleep(0.5)
+    with _running(tmp_path / "venv", tmp_path, tmp_path / "chat.log", "Qwen/Qwen2.5-0.5B-Instruct",
+                  model=str(tiny_chat_model)) as base_url:
         client = openai.OpenAI(base_url=base_url, api_key="not-needed")
         reply = client.chat.completions.create(
             model="Qwen/Qwen2.5-0.5B-Instruct", max_tokens=8,
             messages=[{"role": "user", "content": "Event: a goal"}],
             tools=[{"type": "function", "function": {"name": "final_result", "parameters": {"type": "object"}}}])
         assert reply.choices[0].finish_reason in ("stop", "tool_calls") and reply.usage.completion_tokens <= 8
-    finally:
-        process.terminate()
-        process.wait(timeout=30)
