@@ -219,9 +219,10 @@ class Indexer:
             existing, todo, wants_transcript = self._work(source, video, plan)
         record = self._record(source, video, existing, len(plan))
         if not todo and not wants_transcript:
-            stale = self._stale(video.content_id, plan)
-            if existing is None or (existing.path, existing.title) != (record.path, record.title) or stale:
-                await self._locked()  # a moved or renamed file gets its new path and title
+            # A moved or renamed file gets its new path and title; chunks of an older plan go.
+            if existing is None or (existing.path, existing.title) != (record.path, record.title) \
+                    or self._stale(video.content_id, plan):
+                await self._locked()  # reads the index again: the stale list below is the current one
                 await self.writer.write(Writes(videos=[record], retired=self._stale(video.content_id, plan)))
             self.report.videos_unchanged += 1
             self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
