@@ -238,6 +238,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_PLANNER": ("planner", "model"),
     "MARLIN_PLANNER_BASE_URL": ("planner", "base_url"),
     "MARLIN_PLANNER_API_KEY": ("planner", "api_key"),
+    "MARLIN_DB": ("library", "db"),
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
     "MARLIN_VERIFY_MODEL": ("verify", "model"),

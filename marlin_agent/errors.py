@@ -138,6 +138,17 @@ class DbReadOnly(MarlinAgentError):
                     "(or [library] db) at a writable folder, or make this one writable.")
 
 
+class DbUnavailable(MarlinAgentError):
+    """The index lives in an object store that cannot be reached or opened."""
+
+    code = "db_unavailable"
+    exit_code = 3  # like an unreachable server: the same command works once the store answers
+    default_hint = ("Check the bucket and the store's settings in the environment: AWS_ACCESS_KEY_ID, "
+                    "AWS_SECRET_ACCESS_KEY, AWS_REGION, and AWS_ENDPOINT_URL (+ AWS_ALLOW_HTTP=true for a plain-http "
+                    "endpoint) for S3 and S3-compatible stores; GOOGLE_SERVICE_ACCOUNT for gs://; AZURE_STORAGE_"
+                    "ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY for az://. See docs/scale.md.")
+
+
 class ConfigError(MarlinAgentError):
     code = "config_invalid"
     exit_code = 2

@@ -13,6 +13,7 @@ from marlin_agent.cli.options import (
     JsonOpt,
     NoTranscribeOpt,
     ServerFlags,
+    ShardOpt,
     served,
     takes_server_flags,
 )
@@ -40,21 +41,33 @@ def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool,
 
 @takes_server_flags
 def index_command(
-    sources: Annotated[list[str], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)],
+    sources: Annotated[Optional[list[str]], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)] = None,
     recaption: Annotated[bool, typer.Option("--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
     failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
+    shard: ShardOpt = None,
+    finalize: Annotated[bool, typer.Option("--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is missing. Takes no sources.")] = False,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
-    from marlin_agent.cli.render import show_index_report
-    from marlin_agent.library.indexer import index_inputs
+    from marlin_agent.cli.render import show_finalize_report, show_index_report
+    from marlin_agent.library.indexer import finalize_library, index_inputs
+    from marlin_agent.library.shards import Shard
 
     if failed_only and not recaption:
         raise typer.BadParameter("--failed-only goes with --recaption")
+    if finalize:
+        if sources or shard is not None or recaption:
+            raise typer.BadParameter("--finalize takes no sources, --shard or --recaption: run it once, after the shards")
+        library_command(as_json, server, db, True, lambda settings, progress: finalize_library(settings),
+                        show_finalize_report, needs_server=False)
+        return
+    if not sources:
+        raise typer.BadParameter("give the files, folders or URLs to index (or --finalize after a sharded job)")
     again = ("failed" if failed_only else "all") if recaption else None
     library_command(
         as_json, server, db, no_transcribe,
-        lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again),
+        lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again,
+                                                shard=None if shard is None else Shard.parse(shard)),
         show_index_report,
     )
 
@@ -109,17 +122,20 @@ def extract_command(
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
+    shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Do shard I of N (0-based): this shard's whole videos, into its own part, OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
     from marlin_agent.cli.render import show_extract
     from marlin_agent.extraction.job import extract
     from marlin_agent.extraction.schema import load_schema
+    from marlin_agent.library.shards import Shard
 
     async def work(settings, progress):
+        share = None if shard is None else Shard.parse(shard)
         loaded = load_schema(schema)
         target = output or Path(f"{loaded.name}.jsonl")
         return await extract(loaded, within, settings, target, per=per, instructions=instructions,
-                             retry_failed=retry_failed, on_progress=progress)
+                             retry_failed=retry_failed, on_progress=progress, shard=share)
 
     library_command(as_json, server, db, no_transcribe, work, show_extract, more={"planner.model": planner})

@@ -58,6 +58,9 @@ EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to 
 VideoArg = Annotated[Path, typer.Argument(help="A video file.", show_default=False)]
 DbOpt = Annotated[Optional[str], typer.Option("--db", help="The index database (default $MARLIN_HOME/index).")]
 NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip speech transcription this run.")]
+ShardOpt = Annotated[Optional[str], typer.Option(
+    "--shard", metavar="I/N", help="Do shard I of N (0-based) of this job: N processes, e.g. a scheduler's array, "
+                                   "split the work without overlap. See docs/scale.md.")]
 
 
 # The flags of every command that talks to Marlin: name -> (option, the setting it overrides).

@@ -68,6 +68,22 @@ def show_index_report(console: Console, report) -> None:
         console.print("[dim]Failed chunks are kept and retried on the next `marlin-agent index` run.[/]")
 
 
+def show_finalize_report(console: Console, report) -> None:
+    console.print(f"{report.videos} videos · {report.chunks_done} chunks captioned · {report.segments} segments · "
+                  f"vector index: {'yes' if report.vector_index else 'not needed yet'} · {report.seconds:.1f} s")
+    if report.shards_missing or report.shards_unfinished:
+        console.print(f"[yellow]Of {report.shards} shards, never started: {report.shards_missing or 'none'}; "
+                      f"not finished: {report.shards_unfinished or 'none'}.[/]", highlight=False)
+    elif not report.unfinished:
+        console.print("Every chunk of every video is in the index.")
+        return
+    console.print(f"[yellow]{report.chunks_missing} chunks missing[/] in {len(report.unfinished)} videos "
+                  f"({report.chunks_failed} failed):", highlight=False)
+    for video in report.unfinished:
+        console.print(f"  {video.path}: {video.chunks_done}/{video.chunks_planned}", highlight=False)
+    console.print("[dim]Run the shards (or a plain `marlin-agent index`) again: only the missing chunks are asked for.[/]")
+
+
 def show_search(console: Console, result) -> None:
     if not result.results:
         console.print(f'Nothing indexed matches "{result.query}". '

@@ -5,6 +5,9 @@ a killed job re-run skips every row already written and carries on. Rows that fa
 validation stay in the file (``valid: false`` with the error) and are retried only with
 ``retry_failed``, which first takes them out so no key appears twice. Parquet output is
 written from the journal (``OUT.parquet.jsonl``) when the job finishes.
+
+A sharded job (``shard``) takes whole videos, indexes them and writes its own part,
+``OUT-0000I-of-0000N.jsonl``; the parts together hold exactly the rows of one unsharded run.
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ from marlin_agent.errors import InputError, PlannerNotConfigured
 from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per, units_of
+from marlin_agent.library.shards import Shard
 
 
 class Row(BaseModel):
@@ -92,12 +96,15 @@ def _model_name(model) -> str:
 
 async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output: Path, per: Per = "video",
                   model=None, instructions: str | None = None, retry_failed: bool = False,
-                  on_progress: Callable | None = None, summary: dict | None = None) -> AsyncIterator[Row]:
+                  on_progress: Callable | None = None, summary: dict | None = None,
+                  shard: Shard | None = None) -> AsyncIterator[Row]:
     """Fill and write every row not written yet; yield each new row as it lands."""
     from marlin_agent.library.indexer import index_inputs, open_library
 
     if output.suffix not in (".jsonl", ".parquet"):
         raise InputError(f"{output.name}: the output must be .jsonl or .parquet")
+    if shard is not None:
+        output = output.with_name(shard.part_name(output.stem, output.suffix))
     if model is None and not schema.builtin:
         if not settings.planner.enabled:
             raise PlannerNotConfigured(
@@ -114,6 +121,7 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
     started = time.monotonic()
     journal = _journal(output)
     journal.parent.mkdir(parents=True, exist_ok=True)
+    journal.touch()  # a shard with no videos of its own still leaves its (empty) part
     existing = _read(journal)
     lines = len(journal.read_text(encoding="utf-8").splitlines()) if journal.is_file() else 0
     if retry_failed:
@@ -124,7 +132,7 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
     counts = {"ok": 0, "failed": 0, "skipped": 0, "tokens": 0}
 
     library = await asyncio.to_thread(open_library, settings)
-    report = await index_inputs(inputs, settings, library, on_progress)
+    report = await index_inputs(inputs, settings, library, on_progress, shard=shard, shard_by="video")
     for outcome in report.videos:
         video = VideoRef(id=outcome.id, path=outcome.path, title=outcome.title)
         for unit in await asyncio.to_thread(units_of, library, video, per):

@@ -12,6 +12,7 @@ import asyncio
 import fcntl
 import logging
 import os
+import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -32,7 +33,8 @@ from marlin_agent.errors import (
 )
 from marlin_agent.library.batching import GroupWriter
 from marlin_agent.library.embeddings import Embedder
-from marlin_agent.library.store import ChunkWrite, FailureWrite, Library, VideoRecord, Writes, chunk_id
+from marlin_agent.library.shards import Shard
+from marlin_agent.library.store import ChunkWrite, FailureWrite, Library, ShardRun, VideoRecord, Writes, chunk_id
 from marlin_agent.library.transcripts import (
     SubtitlesUnreadable,
     Transcriber,
@@ -55,12 +57,19 @@ log = logging.getLogger(__name__)
 _MIN_VIDEOS_IN_FLIGHT = 4
 
 
+def _utc_now() -> str:
+    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+
+
 def videos_in_flight(concurrency: int) -> int:
     return max(_MIN_VIDEOS_IN_FLIGHT, 2 * concurrency)
 
 
 # ``index --recaption``: every chunk again (a new model or prompt), or only the failed ones.
 Recaption = Literal["all", "failed"]
+# How a shard takes its share: chunk by chunk (``index``: the work spreads evenly however long
+# each video is), or whole videos (``extract``: a row may need every chunk of its video).
+ShardBy = Literal["chunk", "video"]
 
 
 class VideoOutcome(BaseModel):
@@ -69,7 +78,7 @@ class VideoOutcome(BaseModel):
     title: str
     status: str  # new | updated | unchanged | partial | failed
     chunks_done: int
-    chunks_planned: int
+    chunks_planned: int = Field(description="The video's chunks; in a sharded run, this shard's share of them.")
     chunks_failed: int
     transcript: str
     failures: list[ChunkFailure] = Field([], description="This run's failed chunks, each with why.")
@@ -82,6 +91,8 @@ class IndexReport(BaseModel):
     videos_unchanged: int = 0
     videos_partial: int = 0
     videos_failed: int = 0
+    videos_other_shards: int = Field(0, description="Videos whose every chunk belongs to another shard.")
+    shard: str = Field("", description="I/N in a sharded run.")
     chunks_captioned: int = 0
     chunks_failed: int = 0
     transcript_lines: int = 0
@@ -125,10 +136,12 @@ class IndexProgress:
 class Indexer:
     def __init__(self, settings: Settings, library: Library, client: MarlinClient | None,
                  transcriber: Transcriber | None, on_progress: Callable[[IndexProgress], None] | None = None,
-                 recaption: Recaption | None = None, lock: WriteLock | None = None) -> None:
+                 recaption: Recaption | None = None, lock: WriteLock | None = None, shard: Shard | None = None,
+                 shard_by: ShardBy = "chunk") -> None:
         self.settings = settings
         self.recaption = recaption
         self.lock = lock
+        self.shard, self.shard_by = shard, shard_by
         self.wrote = False
         self.library = library
         self.writer = GroupWriter(library)
@@ -139,7 +152,7 @@ class Indexer:
         self.client = client
         self.transcriber = transcriber
         self.on_progress = on_progress
-        self.report = IndexReport()
+        self.report = IndexReport(shard=str(shard) if shard else "")
         self._overall_done = 0
         self._overall_total = 0
         self._looking = 0
@@ -159,9 +172,21 @@ class Indexer:
 
         self._looking = len(sources)
         self._progress("", 0, 0)  # something to show while the first videos are probed
+        if self.shard is not None:
+            run = ShardRun(id=str(self.shard), index=self.shard.index, count=self.shard.count, status="running",
+                           host=socket.gethostname(), started_at=_utc_now())
+            await asyncio.to_thread(self.library.put_shard_run, run)
 
         await asyncio.gather(*(one(source) for source in sources))
-        if self.wrote:
+        if self.shard is not None:
+            planned = sum(v.chunks_planned for v in self.report.videos)
+            done = sum(v.chunks_done for v in self.report.videos)
+            run = run.model_copy(update={"status": "finished", "finished_at": _utc_now(), "chunks_planned": planned,
+                                         "chunks_done": done, "chunks_failed": planned - done})
+            await asyncio.to_thread(self.library.put_shard_run, run)
+        if self.wrote and self.shard is None:
+            # Shards leave compaction and the vector index to `index --finalize`: run by every
+            # shard at once, they would only fight over the same table versions.
             await asyncio.to_thread(self.library.optimize)
         spent = self.client.usage if self.client else Usage()
         self.report.marlin_calls = spent.marlin_calls
@@ -202,37 +227,44 @@ class Indexer:
             return
         from marlin_agent.marlin.scan import chunks_for
 
-        plan = chunks_for(video, self.settings)
-        self.report.minutes_of_footage += video.duration / 60
+        whole = chunks_for(video, self.settings)
+        owner, plan = self._share(video.content_id, whole)
+        if not owner and not plan:
+            self.report.videos_other_shards += 1
+            self._looked_at(video.path.name)
+            return
+        self.report.minutes_of_footage += video.duration * len(plan) / len(whole) / 60
         if video.content_id in self._claimed:  # the same footage again under another name, in this run
             self.report.videos_unchanged += 1
-            self.report.videos.append(self._outcome(self._record(source, video, None, len(plan)), "unchanged",
-                                                    len(plan), 0))
+            self.report.videos.append(self._outcome(self._record(source, video, None, len(whole)), "unchanged",
+                                                    len(plan), len(plan), 0))
             self._looked_at(video.path.name, len(plan), len(plan))
             return
         self._claimed.add(video.content_id)
-        existing, todo, wants_transcript = self._work(source, video, plan)
+        existing, todo, wants_transcript = self._work(source, video, plan, owner)
         if todo or wants_transcript:
             # Something to write: take the lock (waiting for another indexing process if need be),
             # then look again, since that process may have done this video meanwhile.
             await self._locked()
-            existing, todo, wants_transcript = self._work(source, video, plan)
-        record = self._record(source, video, existing, len(plan))
+            existing, todo, wants_transcript = self._work(source, video, plan, owner)
+        record = self._record(source, video, existing, len(whole))
         if not todo and not wants_transcript:
             # A moved or renamed file gets its new path and title; chunks of an older plan go.
-            if existing is None or (existing.path, existing.title) != (record.path, record.title) \
-                    or self._stale(video.content_id, plan):
+            if owner and (existing is None or (existing.path, existing.title) != (record.path, record.title)
+                          or self._stale(video.content_id, whole)):
                 await self._locked()  # reads the index again: the stale list below is the current one
-                await self.writer.write(Writes(videos=[record], retired=self._stale(video.content_id, plan)))
+                await self.writer.write(Writes(videos=[record], retired=self._stale(video.content_id, whole)))
             self.report.videos_unchanged += 1
-            self.report.videos.append(self._outcome(record, "unchanged", len(plan), 0))
+            self.report.videos.append(self._outcome(record, "unchanged", len(plan), len(plan), 0))
             self._looked_at(video.path.name, len(plan), len(plan))
             return
         if todo and self.client is None:
             raise ServerNotConfigured(f"{video.path.name} needs captions but no Marlin server is configured")
         if wants_transcript and source.subtitles is None and self.transcriber is not None and video.has_audio:
             await asyncio.to_thread(self.transcriber.folder)  # before any request: no model, no run
-        first_write = Writes(videos=[record])  # goes out with the first chunk: one write, not two
+        # The video's row goes out with the first chunk (one write, not two), from its owner only:
+        # shards never write the same row.
+        first_write = Writes(videos=[record] if owner else [])
         transcript_task = asyncio.create_task(self._transcript(source, video)) if wants_transcript else None
         self._overall_total += len(todo)
         stored = len(plan) - len(todo)
@@ -297,7 +329,8 @@ class Indexer:
         record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
         # Chunks of an older plan (other boundaries) go once the new plan is complete, not before:
         # until then they still answer for the parts of the video whose new chunks failed.
-        await self.writer.write(Writes(videos=[record], retired=[] if failed else self._stale(video.content_id, plan)))
+        if owner:
+            await self.writer.write(Writes(videos=[record], retired=[] if failed else self._stale(video.content_id, whole)))
         status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
         counter = f"videos_{status}"
         setattr(self.report, counter, getattr(self.report, counter) + 1)
@@ -305,14 +338,23 @@ class Indexer:
             self.report.failed.append(SkippedSource(
                 source=str(video.path), code=failures[0].code,
                 reason=f"every chunk failed ({len(failures)}); the first: {failures[0].message}"))
-        self.report.videos.append(self._outcome(record, status, stored, failed, failures))
+        self.report.videos.append(self._outcome(record, status, len(plan), stored, failed, failures))
 
-    def _work(self, source: SourceVideo, video: VideoInfo,
-              plan: list[Chunk]) -> tuple[VideoRecord | None, list[Chunk], bool]:
+    def _share(self, video_id: str, plan: list[Chunk]) -> tuple[bool, list[Chunk]]:
+        """Whether this run owns the video (its row and transcript), and the chunks it captions."""
+        if self.shard is None:
+            return True, plan
+        owner = self.shard.owns(video_id)
+        if self.shard_by == "video":
+            return owner, plan if owner else []
+        return owner, [c for c in plan if self.shard.owns(chunk_id(video_id, c.start, c.end))]
+
+    def _work(self, source: SourceVideo, video: VideoInfo, plan: list[Chunk],
+              owner: bool) -> tuple[VideoRecord | None, list[Chunk], bool]:
         """What the index holds for ``video``, the chunks still to caption, and whether it needs a transcript."""
         existing = self._snapshot.videos.get(video.content_id)
         todo = self._todo(video.content_id, plan)
-        wants_transcript = (self.transcriber is not None or source.subtitles is not None) and not (
+        wants_transcript = owner and (self.transcriber is not None or source.subtitles is not None) and not (
             existing and existing.transcript_source)
         return existing, todo, wants_transcript
 
@@ -329,7 +371,10 @@ class Indexer:
 
     def _stale(self, video_id: str, plan: list[Chunk]) -> list[str]:
         """Stored chunks (or failures) of this video that the current plan does not have: cut
-        with another chunk length, or before chunks became equal."""
+        with another chunk length, or before chunks became equal. A sharded run leaves them to a
+        run without shards: its owner cannot tell whether the other shards' chunks all landed."""
+        if self.shard is not None:
+            return []
         planned = {chunk_id(video_id, c.start, c.end) for c in plan}
         prefix = f"{video_id}:"
         return sorted(i for i in self._snapshot.stored | self._snapshot.failed
@@ -361,10 +406,10 @@ class Indexer:
         )
 
     @staticmethod
-    def _outcome(record: VideoRecord, status: str, done: int, failed: int,
+    def _outcome(record: VideoRecord, status: str, planned: int, done: int, failed: int,
                  failures: list[ChunkFailure] = ()) -> VideoOutcome:
         return VideoOutcome(id=record.id, path=record.path, title=record.title, status=status, chunks_done=done,
-                            chunks_planned=record.chunks_planned, chunks_failed=failed,
+                            chunks_planned=planned, chunks_failed=failed,
                             transcript=record.transcript_source or "none", failures=list(failures))
 
 
@@ -429,9 +474,11 @@ def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
 
 async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
                        on_progress: Callable[[IndexProgress], None] | None = None,
-                       recaption: Recaption | None = None) -> IndexReport:
+                       recaption: Recaption | None = None, shard: Shard | None = None,
+                       shard_by: ShardBy = "chunk") -> IndexReport:
     """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
-    ``recaption``, caption again every chunk, or the ones that failed)."""
+    ``recaption``, caption again every chunk, or the ones that failed); with ``shard``, only
+    that shard's share, leaving compaction to ``finalize``."""
     library = library or await asyncio.to_thread(open_library, settings)
     transcriber = Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models") \
         if settings.library.transcribe else None
@@ -442,11 +489,73 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
     from marlin_agent.marlin.client import MarlinClient
 
     client = MarlinClient(settings.server) if settings.server.base_url else None
-    lock = WriteLock(settings.db_path, settings.library.lock_wait)
+    # Shards of one job write disjoint rows, so they must not wait for each other's lock.
+    lock = None if shard else WriteLock(settings.db_path, settings.library.lock_wait)
     try:
-        indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock)
+        indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock, shard, shard_by)
         return await indexer.run(resolved.videos, resolved.skipped)
     finally:
-        lock.release()
+        if lock is not None:
+            lock.release()
         if client is not None:
             await client.close()
+
+
+class UnfinishedVideo(BaseModel):
+    id: str
+    path: str
+    chunks_planned: int
+    chunks_done: int
+
+
+class FinalizeReport(BaseModel):
+    """What ``index --finalize`` found and did once every shard had finished."""
+
+    schema_version: SchemaVersion = SCHEMA_VERSION
+    videos: int
+    chunks_done: int
+    chunks_missing: int
+    chunks_failed: int
+    segments: int
+    vector_index: bool
+    shards: int = Field(description="N of the latest sharded job that wrote here (0: none).")
+    shards_missing: list[int] = Field(description="Shards of that job that never started: their videos may be "
+                                      "missing altogether, so chunks_missing cannot count them.")
+    shards_unfinished: list[int] = Field(description="Shards that started and did not finish (killed, or still running).")
+    unfinished: list[UnfinishedVideo] = Field([], description="Videos with chunks still to caption: run the "
+                                              "shards (or a plain `index`) again.")
+    seconds: float
+
+
+def finalize(library: Library) -> FinalizeReport:
+    """After the shards of a job: compact the tables, build the vector index once, and say what
+    is not complete: shards that never started or never finished, videos with chunks missing."""
+    started = time.monotonic()
+    library.optimize()
+    done = library.done_chunk_ids()
+    per_video: dict[str, int] = {}
+    for i in done:
+        video_id = i.split(":", 1)[0]
+        per_video[video_id] = per_video.get(video_id, 0) + 1
+    unfinished, missing = [], 0
+    for video in library.list_videos():
+        have = per_video.get(video.id, 0)
+        if have < video.chunks_planned:
+            missing += video.chunks_planned - have
+            unfinished.append(UnfinishedVideo(id=video.id, path=video.path, chunks_planned=video.chunks_planned,
+                                              chunks_done=have))
+    counts = library.counts()
+    runs = library.shard_runs()
+    latest = max(runs, key=lambda r: r.started_at).count if runs else 0
+    job = {r.index: r for r in runs if r.count == latest}
+    return FinalizeReport(videos=counts.get("videos", 0), chunks_done=len(done), chunks_missing=missing,
+                          shards=latest, shards_missing=[i for i in range(latest) if i not in job],
+                          shards_unfinished=sorted(i for i, r in job.items() if r.status != "finished"),
+                          chunks_failed=len(library.failures()), segments=counts.get("segments", 0),
+                          vector_index=library.has_vector_index(), unfinished=unfinished,
+                          seconds=round(time.monotonic() - started, 2))
+
+
+async def finalize_library(settings: Settings) -> FinalizeReport:
+    library = await asyncio.to_thread(open_library, settings)
+    return await asyncio.to_thread(finalize, library)

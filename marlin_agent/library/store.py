@@ -24,7 +24,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from marlin_agent.domain import ChunkCaption, Event, Record, VideoRef
-from marlin_agent.errors import DbReadOnly, IndexMismatch, MissingDependency
+from marlin_agent.errors import DbReadOnly, DbUnavailable, IndexMismatch, MissingDependency
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.transcripts import Transcript
 
@@ -123,6 +123,22 @@ class Writes(BaseModel):
                       failures=self.failures + other.failures, retired=self.retired + other.retired)
 
 
+class ShardRun(BaseModel):
+    """One shard's run, as it last reported: each shard writes only its own row, so shards
+    running at once never write the same row (which an object store's merge cannot promise)."""
+
+    id: str  # "I/N"
+    index: int
+    count: int
+    status: str  # running | finished
+    host: str = ""
+    started_at: str = ""
+    finished_at: str = ""
+    chunks_planned: int = 0
+    chunks_done: int = 0
+    chunks_failed: int = 0
+
+
 class SearchHit(Record):
     video: VideoRef
     start: float
@@ -145,6 +161,38 @@ class ChunkFailureRecord(Record):
 
 def _now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def _ranks(rows: list[dict], worse) -> dict[str, int]:
+    """Competition ranks (1, 2, 2, 4) by ``worse`` (smaller is better). The same words in two
+    chunks score alike in both halves; giving them one rank, instead of the order they happen to
+    be stored in, makes a search answer the same over any copy of the index, however written."""
+    ranks: dict[str, int] = {}
+    ordered = sorted(rows, key=lambda row: round(worse(row), 6))
+    for n, row in enumerate(ordered):
+        previous = ordered[n - 1] if n else None
+        tied = previous is not None and round(worse(previous), 6) == round(worse(row), 6)
+        ranks[row["id"]] = ranks[previous["id"]] if tied else n + 1
+    return ranks
+
+
+def _store_reason(exc: Exception) -> str:
+    """The part of an object store's error a user can act on (its own message is a Rust debug dump)."""
+    import re
+
+    text = str(exc)
+    code = re.search(r"<Code>([^<]+)</Code>", text)
+    if code:
+        return {"NoSuchBucket": "the bucket does not exist", "AccessDenied": "access denied",
+                "InvalidAccessKeyId": "the access key is not known", "SignatureDoesNotMatch": "the secret key is wrong",
+                }.get(code[1], code[1])
+    for needle, reason in (("onnection refused", "the endpoint refused the connection"),
+                           ("error sending request", "the endpoint could not be reached"),
+                           ("dns error", "the endpoint's host name does not resolve"),
+                           ("credential", "no credentials were found")):
+        if needle in text:
+            return reason
+    return text.splitlines()[0][:300] if text else type(exc).__name__
 
 
 def chunk_id(video_id: str, start: float, end: float) -> str:
@@ -171,13 +219,20 @@ class Library:
                 Path(uri).mkdir(parents=True, exist_ok=True)
             except OSError as exc:
                 raise DbReadOnly(f"cannot create the index at {uri}: {exc.strerror or exc}") from None
-        # See other processes' writes at once: an index run and a search may overlap.
-        self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
         self._lock = threading.RLock()
         self._tables: dict[str, object] = {}
         self._refs: dict[str, VideoRef] = {}
         self._partitions: int | None = None
-        self._check_embedding_model()
+        try:
+            # See other processes' writes at once: an index run and a search may overlap. Object
+            # stores take their credentials and endpoint from the environment (AWS_*, GOOGLE_*,
+            # AZURE_*), which LanceDB reads itself.
+            self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0))
+            self._check_embedding_model()
+        except (OSError, ValueError, RuntimeError) as exc:
+            if "://" not in uri:
+                raise
+            raise DbUnavailable(f"cannot open the index at {uri}: {_store_reason(exc)}") from None
 
     # --- schema -------------------------------------------------------------------------
 
@@ -209,6 +264,10 @@ class Library:
             "failures": pa.schema([pa.field("id", pa.string()), pa.field("video_id", pa.string()), *times,
                                    pa.field("code", pa.string()), pa.field("message", pa.string()),
                                    pa.field("attempts", pa.int32()), pa.field("at", pa.string())]),
+            "shards": pa.schema([pa.field(name, kind) for name, kind in (
+                ("id", pa.string()), ("index", pa.int32()), ("count", pa.int32()), ("status", pa.string()),
+                ("host", pa.string()), ("started_at", pa.string()), ("finished_at", pa.string()),
+                ("chunks_planned", pa.int32()), ("chunks_done", pa.int32()), ("chunks_failed", pa.int32()))]),
         }
 
     def _table(self, name: str):
@@ -218,14 +277,28 @@ class Library:
                     self._tables[name] = self._db.open_table(name)
                 else:
                     dim = int(self._meta().get("embed_dim") or self.embedder.dim)
-                    table = self._db.create_table(name, schema=self._schemas(dim)[name], exist_ok=True)
-                    if name == "segments":
-                        # The sync API's documented way (0.41 docs); its deprecation points at the async one.
-                        with warnings.catch_warnings():
-                            warnings.simplefilter("ignore")
-                            table.create_fts_index("text", replace=True)
-                    self._tables[name] = table
+                    self._tables[name] = self._create(name, self._schemas(dim)[name])
             return self._tables[name]
+
+    def _create(self, name: str, schema):
+        """Create a table, or open it when another process (a shard of the same job) created it
+        first: both commit version 1, and the store lets only one of them."""
+        try:
+            table = self._db.create_table(name, schema=schema, exist_ok=True)
+        except Exception:  # noqa: BLE001 - whatever the loser's error, the winner's table is there
+            if name not in self._names():
+                raise
+            table = self._db.open_table(name)
+        if name == "segments" and not any(index.columns == ["text"] for index in table.list_indices()):
+            try:
+                # The sync API's documented way (0.41 docs); its deprecation points at the async one.
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    table.create_fts_index("text", replace=True)
+            except Exception:  # noqa: BLE001 - another process built it at the same moment
+                if not any(index.columns == ["text"] for index in table.list_indices()):
+                    raise
+        return table
 
     def _meta(self) -> dict[str, str]:
         if "meta" not in self._names():
@@ -254,8 +327,7 @@ class Library:
             rows = [{"key": "embed_model", "value": self.embedder.name},
                     {"key": "embed_dim", "value": str(self.embedder.dim)},
                     {"key": "schema_version", "value": SCHEMA_VERSION}]
-            table = self._db.create_table("meta", schema=pa.schema([pa.field("key", pa.string()),
-                                                                    pa.field("value", pa.string())]), exist_ok=True)
+            table = self._create("meta", pa.schema([pa.field("key", pa.string()), pa.field("value", pa.string())]))
             table.merge_insert("key").when_matched_update_all().when_not_matched_insert_all().execute(rows)
 
     def _set_meta(self, key: str, value: str) -> None:
@@ -392,6 +464,14 @@ class Library:
         rows = self._rows("failures", f"video_id = '{video_id}'" if video_id else None)
         return [ChunkFailureRecord.model_validate(r) for r in rows]
 
+    def put_shard_run(self, run: ShardRun) -> None:
+        with self._lock:
+            self._ensure_meta()
+            self._upsert("shards", [run.model_dump()])
+
+    def shard_runs(self) -> list[ShardRun]:
+        return [ShardRun.model_validate(r) for r in self._rows("shards")]
+
     # --- transcripts --------------------------------------------------------------------
 
     def _segment_rows(self, video_id: str, chunk: str, kind: str, items: list[tuple[float, float, str, str]],
@@ -448,6 +528,10 @@ class Library:
                     self._set_meta("vector_partitions", str(partitions))
                     self._partitions = partitions
 
+    def has_vector_index(self) -> bool:
+        return "segments" in self._names() and any(
+            index.columns == ["vector"] for index in self._table("segments").list_indices())
+
     def counts(self) -> dict[str, int]:
         counts = {name: self._table(name).count_rows() for name in ("videos", "chunks", "segments")
                   if name in self._names()}
@@ -462,25 +546,29 @@ class Library:
         """Full text and vectors over scenes, events and speech, fused by reciprocal rank."""
         if not query.strip() or "segments" not in self._names() or (video_ids is not None and not video_ids):
             return []
-        from lancedb.rerankers import RRFReranker
-
         table = self._table("segments")
         where = f"video_id IN ({_quote_ids(video_ids)})" if video_ids else None
-        # LanceDB runs both halves and fuses them by reciprocal rank; each half contributes its
-        # top ``depth``, so a moment ranked well by only one of them still reaches the top k.
+        # Each half contributes its top ``depth``, so a moment ranked well by only one of them
+        # still reaches the top k.
         depth = max(20, 3 * k)
-        hybrid = (table.search(query_type="hybrid", vector_column_name="vector", fts_columns="text")
-                  .vector(self.embedder.embed([query])[0]).text(query).nprobes(self._probes())
-                  .rerank(RRFReranker(K=_RRF_K)).limit(depth))
-        hybrid = hybrid.where(where, prefilter=True) if where else hybrid
-        # No select(): naming columns makes LanceDB 0.40 log a deprecation warning per query.
-        rows = hybrid.to_arrow().to_pylist()[:k]
-        videos = self._video_refs({row["video_id"] for row in rows})
+        vector = table.search(self.embedder.embed([query])[0], vector_column_name="vector").nprobes(self._probes())
+        words = table.search(query, query_type="fts", fts_columns="text")
+        halves = []
+        for half in (vector, words):
+            half = half.where(where, prefilter=True) if where else half
+            # No select(): naming columns makes LanceDB 0.40 log a deprecation warning per query.
+            halves.append(half.limit(depth).to_arrow().drop_columns(["vector"]).to_pylist())
+        by_distance = _ranks(halves[0], lambda row: row["_distance"])
+        by_words = _ranks(halves[1], lambda row: -row["_score"])
+        rows = {row["id"]: row for half in halves for row in half}
+        fused = {i: sum(1 / (_RRF_K + ranks[i]) for ranks in (by_distance, by_words) if i in ranks) for i in rows}
+        top = sorted(fused, key=lambda i: (-fused[i], i))[:k]
+        videos = self._video_refs({rows[i]["video_id"] for i in top})
         return [
-            SearchHit(video=videos.get(row["video_id"]) or VideoRef(id=row["video_id"], path="", title=""),
-                      start=row["start"], end=row["end"], text=row["text"], source=row["kind"],
-                      score=round(row["_relevance_score"], 6))
-            for row in rows
+            SearchHit(video=videos.get(rows[i]["video_id"]) or VideoRef(id=rows[i]["video_id"], path="", title=""),
+                      start=rows[i]["start"], end=rows[i]["end"], text=rows[i]["text"], source=rows[i]["kind"],
+                      score=round(fused[i], 6))
+            for i in top
         ]
 
     def _video_refs(self, ids: set[str]) -> dict[str, VideoRef]:

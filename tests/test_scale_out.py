@@ -1,0 +1,223 @@
+"""Beyond one machine: an index in an S3 bucket, and jobs split into shards that write into it at once.
+
+The bucket is served by moto in server mode, a real S3-protocol endpoint on a loopback port:
+LanceDB talks to it over HTTP exactly as it talks to AWS (including the conditional writes its
+commits rely on), so nothing of the client is mocked.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.library.shards import Shard
+
+from .test_cli import document, invoke
+
+CHUNK = "20"  # seconds: the shelf becomes 14 chunks, enough for every shard to own several
+
+
+@pytest.fixture(scope="module")
+def s3():
+    """A fresh S3 endpoint with one bucket, and the environment that points LanceDB at it."""
+    moto_server = pytest.importorskip("moto.server")
+    import boto3
+
+    logging.getLogger("werkzeug").setLevel(logging.ERROR)
+    server = moto_server.ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    env = {"AWS_ACCESS_KEY_ID": "marlin", "AWS_SECRET_ACCESS_KEY": "marlin-secret", "AWS_REGION": "us-east-1",
+           "AWS_ENDPOINT_URL": f"http://{host}:{port}", "AWS_ALLOW_HTTP": "true"}
+    boto3.client("s3", endpoint_url=env["AWS_ENDPOINT_URL"], aws_access_key_id=env["AWS_ACCESS_KEY_ID"],
+                 aws_secret_access_key=env["AWS_SECRET_ACCESS_KEY"], region_name=env["AWS_REGION"]
+                 ).create_bucket(Bucket="footage")
+    yield env
+    server.stop()
+
+
+@pytest.fixture
+def job_env(library_env, s3, tmp_path_factory):
+    """The simulator and offline models, the bucket's credentials, and a cache shared by the
+    module's tests (clips are staged once; the indexes live in the bucket or under --db)."""
+    home = tmp_path_factory.getbasetemp() / "scale-out-home"
+    if not home.exists():
+        shutil.copytree(library_env["MARLIN_HOME"], home)
+    return {**library_env, **s3, "MARLIN_HOME": str(home)}
+
+
+@pytest.fixture(scope="module")
+def single_run(tmp_path_factory, shelf):
+    """Where the reference index goes: one process, no shards, a local folder."""
+    return {"db": str(tmp_path_factory.mktemp("single") / "index"), "done": False}
+
+
+def _index_once(single_run, shelf, env):
+    if not single_run["done"]:
+        result = invoke(["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", single_run["db"],
+                         "--json"], env)
+        assert result.exit_code == 0, result.stdout
+        single_run["done"] = True
+    return single_run["db"]
+
+
+def _segments(db: str, env: dict[str, str]) -> list[tuple]:
+    """Every searchable row of an index, as (id, kind, start, end, text), read straight from LanceDB."""
+    program = ("import json, sys, lancedb; t = lancedb.connect(sys.argv[1]).open_table('segments');"
+               "print(json.dumps([[r['id'], r['kind'], r['start'], r['end'], r['text']] "
+               "for r in t.to_arrow().to_pylist()]))")
+    out = subprocess.run([sys.executable, "-c", program, db], env={**os.environ, **env}, capture_output=True,
+                         text=True, timeout=120, check=True).stdout
+    return sorted(tuple(row) for row in json.loads(out))
+
+
+def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, "-m", "marlin_agent", *args, "--json"], env={**os.environ, **env},
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def _finish(process: subprocess.Popen) -> dict:
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-2000:]
+    return json.loads(stdout)
+
+
+def _hits(result) -> list[tuple]:
+    return [(h["video"]["id"], h["start"], h["end"], h["text"], h["source"], h["score"])
+            for h in document(result)["results"]]
+
+
+# --- shards ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [1, 2, 3, 8])
+def test_every_key_belongs_to_exactly_one_shard_and_the_shares_are_even(count):
+    keys = [f"{n:032x}:{n * 7.5:.3f}-{n * 7.5 + 7.5:.3f}" for n in range(2000)]
+    owners = [[s for s in range(count) if Shard(index=s, count=count).owns(key)] for key in keys]
+    assert all(len(o) == 1 for o in owners)
+    shares = [sum(o == [s] for o in owners) for s in range(count)]
+    assert min(shares) > 0.8 * len(keys) / count
+
+
+def test_a_shard_is_named_the_way_schedulers_count():
+    assert Shard.parse("0/4") == Shard(index=0, count=4)
+    assert Shard.parse(" 3 / 4 ") == Shard(index=3, count=4)
+    assert Shard.parse("1/3").part_name("rows", ".jsonl") == "rows-00001-of-00003.jsonl"
+
+
+@pytest.mark.parametrize("text", ["4/4", "1/0", "-1/2", "a/b", "2", ""])
+def test_a_shard_that_does_not_exist_is_a_clear_input_error(text, footage, env):
+    result = invoke(["index", str(footage["short_field"]), "--shard", text, "--json"], env)
+    assert result.exit_code == 2
+    error = document(result)["error"]
+    assert error["code"] == "bad_input" and "I/N" in error["message"] + error["hint"]
+
+
+# --- object storage ----------------------------------------------------------------------
+
+
+def test_an_index_in_a_bucket_answers_like_the_same_index_on_disk(shelf, job_env, single_run):
+    local = _index_once(single_run, shelf, job_env)
+    bucket = "s3://footage/one-process"
+    result = invoke(["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket, "--json"],
+                    job_env)
+    assert result.exit_code == 0, result.stdout
+    assert document(result)["chunks_captioned"] == 14
+    assert _segments(bucket, job_env) == _segments(local, job_env)
+    for query in ("a red circle", "the square moving across"):
+        on_disk = invoke(["search", query, "--db", local, "--json"], job_env)
+        in_bucket = invoke(["search", query, "--db", bucket, "--json"], job_env)
+        assert _hits(in_bucket) == _hits(on_disk) and _hits(in_bucket)
+    asked = [invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--chunk-seconds", CHUNK,
+                     "--no-transcribe", "--db", db, "--json"], job_env) for db in (local, bucket)]
+    moments = [[(m["video"]["id"], m["start"], m["end"], m["confidence"]) for m in document(a)["moments"]]
+               for a in asked]
+    assert moments[0] == moments[1] and moments[0]
+    assert document(asked[1])["usage"]["marlin_calls"] == document(asked[0])["usage"]["marlin_calls"]
+
+
+def test_a_bucket_that_cannot_be_opened_is_db_unavailable_not_a_traceback(job_env):
+    result = invoke(["search", "a red circle", "--db", "s3://no-such-bucket/index", "--json"], job_env)
+    assert result.exit_code == 3
+    error = document(result)["error"]
+    assert error["code"] == "db_unavailable"
+    assert "no-such-bucket" in error["message"] and "does not exist" in error["message"]
+    assert "AWS_ENDPOINT_URL" in error["hint"]
+
+
+def test_two_shards_at_once_fill_one_bucket_exactly_like_one_process(shelf, job_env, single_run):
+    local = _index_once(single_run, shelf, job_env)
+    bucket = "s3://footage/two-shards"
+    args = ["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket]
+    running = [_cli([*args, "--shard", f"{i}/2"], job_env) for i in range(2)]
+    reports = [_finish(process) for process in running]
+    captioned = [r["chunks_captioned"] for r in reports]
+    assert sum(captioned) == 14 and min(captioned) > 0
+    assert [r["shard"] for r in reports] == ["0/2", "1/2"]
+
+    rows = _segments(bucket, job_env)
+    assert len({row[0] for row in rows}) == len(rows)  # no segment twice
+    assert rows == _segments(local, job_env)
+
+    finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
+    assert (finished["videos"], finished["chunks_done"], finished["chunks_missing"]) == (3, 14, 0)
+    assert finished["unfinished"] == []
+    on_disk = invoke(["search", "a white circle", "--db", local, "--json"], job_env)
+    assert _hits(invoke(["search", "a white circle", "--db", bucket, "--json"], job_env)) == _hits(on_disk)
+
+
+def test_a_shard_that_never_ran_is_named_by_finalize_and_its_rerun_asks_only_for_its_chunks(shelf, job_env):
+    bucket = "s3://footage/lost-shard"
+    args = ["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket]
+    first = document(invoke([*args, "--shard", "0/2", "--json"], job_env))
+    finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
+    assert (finished["shards"], finished["shards_missing"], finished["shards_unfinished"]) == (2, [1], [])
+    # Of the videos shard 0 owns, the chunks shard 1 owns are missing; shard 1's own videos are unknown.
+    assert finished["chunks_done"] == first["chunks_captioned"] < 14
+    assert all(v["chunks_done"] < v["chunks_planned"] for v in finished["unfinished"])
+
+    again = document(invoke([*args, "--shard", "0/2", "--json"], job_env))
+    assert again["marlin_calls"] == 0
+    other = document(invoke([*args, "--shard", "1/2", "--json"], job_env))
+    assert other["marlin_calls"] == other["chunks_captioned"] == 14 - first["chunks_captioned"]
+    finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
+    assert (finished["chunks_done"], finished["chunks_missing"], finished["shards_missing"]) == (14, 0, [])
+
+
+def test_finalize_takes_no_sources(shelf, job_env):
+    result = invoke(["index", str(shelf), "--finalize", "--json"], job_env)
+    assert result.exit_code == 2 and "--finalize" in result.stdout + result.stderr
+
+
+# --- extraction --------------------------------------------------------------------------
+
+
+def test_extract_shards_write_parts_that_together_are_the_rows_of_one_run(shelf, job_env, single_run, tmp_path):
+    local = _index_once(single_run, shelf, job_env)
+    common = ["extract", "--schema", "marlin", "--in", str(shelf), "--per", "chunk", "--chunk-seconds", CHUNK,
+              "--no-transcribe"]
+    whole = invoke([*common, "-o", str(tmp_path / "one" / "rows.jsonl"), "--db", local, "--json"], job_env)
+    assert whole.exit_code == 0, whole.stdout
+    parts = []
+    for i in range(3):
+        result = invoke([*common, "-o", str(tmp_path / "parts" / "rows.jsonl"), "--shard", f"{i}/3",
+                         "--db", "s3://footage/extract", "--json"], job_env)
+        assert result.exit_code == 0, result.stdout
+        parts.append(Path(document(result)["output"]))
+    assert [p.name for p in parts] == [f"rows-0000{i}-of-00003.jsonl" for i in range(3)]
+    assert not (tmp_path / "parts" / "rows.jsonl").exists()
+
+    def keyed(paths):
+        rows = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
+        return {row["key"]: (row["video"], row["start"], row["end"], row["data"], row["valid"]) for row in rows}, len(rows)
+
+    (single, n_single), (sharded, n_sharded) = keyed([tmp_path / "one" / "rows.jsonl"]), keyed(parts)
+    assert n_sharded == n_single == len(sharded) == 14
+    assert sharded == single
