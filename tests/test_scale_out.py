@@ -113,34 +113,14 @@ def test_a_shard_is_named_the_way_schedulers_count():
 
 
 @pytest.mark.parametrize("text", ["4/4", "1/0", "-1/2", "a/b", "2", ""])
-def test_a_shard_that_does_not_exist_is_a_clear_input_error(text, footage, env):
-    result = invoke(["index", str(footage["short_field"]), "--shard", text, "--json"], env)
+def test_a_shard_that_does_not_exist_is_a_clear_input_error(text, footage, tmp_path):
+    result = invoke(["index", str(footage["short_field"]), "--shard", text, "--json"], {"MARLIN_HOME": str(tmp_path)})
     assert result.exit_code == 2
     error = document(result)["error"]
     assert error["code"] == "bad_input" and "I/N" in error["message"] + error["hint"]
 
 
 # --- object storage ----------------------------------------------------------------------
-
-
-def test_an_index_in_a_bucket_answers_like_the_same_index_on_disk(shelf, job_env, single_run):
-    local = _index_once(single_run, shelf, job_env)
-    bucket = "s3://footage/one-process"
-    result = invoke(["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket, "--json"],
-                    job_env)
-    assert result.exit_code == 0, result.stdout
-    assert document(result)["chunks_captioned"] == 14
-    assert _segments(bucket, job_env) == _segments(local, job_env)
-    for query in ("a red circle", "the square moving across"):
-        on_disk = invoke(["search", query, "--db", local, "--json"], job_env)
-        in_bucket = invoke(["search", query, "--db", bucket, "--json"], job_env)
-        assert _hits(in_bucket) == _hits(on_disk) and _hits(in_bucket)
-    asked = [invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--chunk-seconds", CHUNK,
-                     "--no-transcribe", "--db", db, "--json"], job_env) for db in (local, bucket)]
-    moments = [[(m["video"]["id"], m["start"], m["end"], m["confidence"]) for m in document(a)["moments"]]
-               for a in asked]
-    assert moments[0] == moments[1] and moments[0]
-    assert document(asked[1])["usage"]["marlin_calls"] == document(asked[0])["usage"]["marlin_calls"]
 
 
 def test_a_bucket_that_cannot_be_opened_is_db_unavailable_not_a_traceback(job_env):
@@ -152,7 +132,8 @@ def test_a_bucket_that_cannot_be_opened_is_db_unavailable_not_a_traceback(job_en
     assert "AWS_ENDPOINT_URL" in error["hint"]
 
 
-def test_two_shards_at_once_fill_one_bucket_exactly_like_one_process(shelf, job_env, single_run):
+def test_two_shards_at_once_fill_one_bucket_that_answers_exactly_like_one_process_on_disk(shelf, job_env,
+                                                                                          single_run):
     local = _index_once(single_run, shelf, job_env)
     bucket = "s3://footage/two-shards"
     args = ["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket]
@@ -168,9 +149,19 @@ def test_two_shards_at_once_fill_one_bucket_exactly_like_one_process(shelf, job_
 
     finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
     assert (finished["videos"], finished["chunks_done"], finished["chunks_missing"]) == (3, 14, 0)
-    assert finished["unfinished"] == []
-    on_disk = invoke(["search", "a white circle", "--db", local, "--json"], job_env)
-    assert _hits(invoke(["search", "a white circle", "--db", bucket, "--json"], job_env)) == _hits(on_disk)
+    assert (finished["shards"], finished["shards_missing"], finished["unfinished"]) == (2, [], [])
+
+    for query in ("a red circle", "the square moving across"):
+        on_disk = invoke(["search", query, "--db", local, "--json"], job_env)
+        assert _hits(invoke(["search", query, "--db", bucket, "--json"], job_env)) == _hits(on_disk)
+        assert _hits(on_disk)
+    asked = [invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--chunk-seconds", CHUNK,
+                     "--no-transcribe", "--db", db, "--json"], job_env) for db in (local, bucket)]
+    moments = [[(m["video"]["id"], m["start"], m["end"], m["confidence"]) for m in document(a)["moments"]]
+               for a in asked]
+    assert moments[0] == moments[1] and moments[0]
+    # Everything was indexed already: both answers cost the same grounding and verification calls.
+    assert document(asked[1])["usage"]["marlin_calls"] == document(asked[0])["usage"]["marlin_calls"]
 
 
 def test_a_shard_that_never_ran_is_named_by_finalize_and_its_rerun_asks_only_for_its_chunks(shelf, job_env):
@@ -191,8 +182,8 @@ def test_a_shard_that_never_ran_is_named_by_finalize_and_its_rerun_asks_only_for
     assert (finished["chunks_done"], finished["chunks_missing"], finished["shards_missing"]) == (14, 0, [])
 
 
-def test_finalize_takes_no_sources(shelf, job_env):
-    result = invoke(["index", str(shelf), "--finalize", "--json"], job_env)
+def test_finalize_takes_no_sources(shelf, tmp_path):
+    result = invoke(["index", str(shelf), "--finalize", "--json"], {"MARLIN_HOME": str(tmp_path)})
     assert result.exit_code == 2 and "--finalize" in result.stdout + result.stderr
 
 

@@ -233,7 +233,7 @@ class Indexer:
             self.report.videos_other_shards += 1
             self._looked_at(video.path.name)
             return
-        self.report.minutes_of_footage += video.duration * len(plan) / len(whole) / 60
+        self.report.minutes_of_footage += video.duration * len(plan) / max(1, len(whole)) / 60
         if video.content_id in self._claimed:  # the same footage again under another name, in this run
             self.report.videos_unchanged += 1
             self.report.videos.append(self._outcome(self._record(source, video, None, len(whole)), "unchanged",
