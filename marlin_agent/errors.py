@@ -149,6 +149,15 @@ class DbUnavailable(MarlinAgentError):
                     "ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY for az://. See docs/scale.md.")
 
 
+class JobFailed(MarlinAgentError):
+    """A distributed job (``index --ray``) could not reach its cluster, or a shard failed there for good."""
+
+    code = "job_failed"
+    exit_code = 1
+    default_hint = ("Run the same command again: every shard resumes from the index and asks Marlin only "
+                    "for what is missing.")
+
+
 class ConfigError(MarlinAgentError):
     code = "config_invalid"
     exit_code = 2

@@ -30,6 +30,7 @@ EXTRA_ENTRY_POINTS = {
     "extract": ["marlin_agent.extraction.job"],
     "mcp": ["marlin_agent.mcp_server"],
     "planner": ["marlin_agent.planners.llm"],
+    "ray": ["marlin_agent.library.ray_jobs"],
 }
 
 

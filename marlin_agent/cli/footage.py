@@ -46,6 +46,9 @@ def index_command(
     failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
     shard: ShardOpt = None,
     finalize: Annotated[bool, typer.Option("--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is missing. Takes no sources.")] = False,
+    ray: Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help="Run as a Ray job, a shard per worker: local (a cluster on this machine for this run), auto (the running cluster), or an address such as ray://head:10001. Needs the ray extra.")] = None,
+    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="With --ray: how many shards (default: the cluster's CPUs).")] = None,
+    endpoints: Annotated[Optional[str], typer.Option("--endpoints", metavar="URL,URL", help="With --ray: Marlin servers the workers share, comma-separated (shard i uses server i mod M; default the one server).")] = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
@@ -63,6 +66,18 @@ def index_command(
         return
     if not sources:
         raise typer.BadParameter("give the files, folders or URLs to index (or --finalize after a sharded job)")
+    if ray is not None:
+        if shard is not None or recaption:
+            raise typer.BadParameter("--ray makes its own shards, and takes no --shard or --recaption")
+        from marlin_agent.library.ray_jobs import index_on_ray
+
+        servers = [url.strip() for url in (endpoints or "").split(",") if url.strip()] or None
+        library_command(as_json, server, db, no_transcribe,
+                        lambda settings, progress: index_on_ray(sources, settings, ray, workers, servers, progress),
+                        show_index_report, needs_server=servers is None)
+        return
+    if workers is not None or endpoints is not None:
+        raise typer.BadParameter("--workers and --endpoints go with --ray")
     again = ("failed" if failed_only else "all") if recaption else None
     library_command(
         as_json, server, db, no_transcribe,

@@ -491,6 +491,8 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
     client = MarlinClient(settings.server) if settings.server.base_url else None
     # Shards of one job write disjoint rows, so they must not wait for each other's lock.
     lock = None if shard else WriteLock(settings.db_path, settings.library.lock_wait)
+    if shard is not None:
+        await asyncio.to_thread(tables_for_shards, library, shard, settings.library.lock_wait)
     try:
         indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock, shard, shard_by)
         return await indexer.run(resolved.videos, resolved.skipped)
@@ -499,6 +501,26 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
             lock.release()
         if client is not None:
             await client.close()
+
+
+def tables_for_shards(library: Library, shard: Shard, wait: float) -> None:
+    """Shard 0 creates the tables; the others wait for them (up to ``wait`` seconds), since two
+    processes creating one table at the same moment on an object store lose one's writes."""
+    if library.tables_ready():
+        return
+    if shard.index == 0:
+        library.create_tables()
+        return
+    deadline, said = time.monotonic() + wait, False
+    while not library.tables_ready():
+        if time.monotonic() >= deadline:
+            raise IndexBusy(f"shard 0 has not created the tables of {library.uri} (waited {wait:.0f} s)",
+                            hint="Start shard 0 of the job (it creates the tables once), then this shard again; "
+                                 "or raise [library] lock_wait.")
+        if not said:
+            log.warning("waiting for shard 0 to create the tables of %s (up to %.0f s)", library.uri, wait)
+            said = True
+        time.sleep(0.5)
 
 
 class UnfinishedVideo(BaseModel):

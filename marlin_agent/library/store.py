@@ -30,6 +30,7 @@ from marlin_agent.library.transcripts import Transcript
 
 SCHEMA_VERSION = "2"
 SEGMENT_KINDS = ("event", "scene", "transcript")
+TABLES = ("videos", "chunks", "segments", "failures", "shards")
 _RRF_K = 60
 # Table versions younger than this survive a clean-up, so a search running in another process
 # never loses the files of the version it is reading.
@@ -279,6 +280,22 @@ class Library:
                     dim = int(self._meta().get("embed_dim") or self.embedder.dim)
                     self._tables[name] = self._create(name, self._schemas(dim)[name])
             return self._tables[name]
+
+    def tables_ready(self) -> bool:
+        """Whether every table (and the full-text index) exists, so writers need create nothing."""
+        names = self._names()
+        if not {"meta", *TABLES} <= names or not self._meta().get("embed_model"):
+            return False
+        return any(index.columns == ["text"] for index in self._table("segments").list_indices())
+
+    def create_tables(self) -> None:
+        """Create every table now. Shards must not race to create them: on an object store, a table
+        created twice at once becomes an overwrite of the first (LanceDB 0.40), so one process makes
+        them before the others write (``index --shard 0/N``, or a Ray job's driver)."""
+        with self._lock:
+            self._ensure_meta()
+            for name in TABLES:
+                self._table(name)
 
     def _create(self, name: str, schema):
         """Create a table, or open it when another process (a shard of the same job) created it
