@@ -544,6 +544,11 @@ class Library:
                                           replace=True)
                     self._set_meta("vector_partitions", str(partitions))
                     self._partitions = partitions
+                if rows >= _VECTOR_INDEX_ROWS and not any(index.columns == ["video_id"]
+                                                          for index in segments.list_indices()):
+                    # `--in` filters by video before both halves of a search; without an index on
+                    # the column that filter scans every row (232 ms p50 at 1,000,000 segments).
+                    segments.create_scalar_index("video_id", index_type="BTREE")
 
     def has_vector_index(self) -> bool:
         return "segments" in self._names() and any(
