@@ -32,7 +32,7 @@ _POLL = 0.5
 
 
 def _ray(address: str):
-    # `ray start` turns token authentication on and leaves the token in ~/.ray/auth_token; Ray 2.60
+    # A cluster started where ~/.ray/auth_token exists runs with token authentication; Ray 2.60
     # reads that mode from the cluster only for ``auto``, so a driver given the address must be told,
     # before Ray is imported (its configuration is read once, at import).
     token = os.environ.get("RAY_AUTH_TOKEN") or (Path.home() / ".ray" / "auth_token").is_file()
