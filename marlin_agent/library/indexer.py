@@ -34,7 +34,16 @@ from marlin_agent.errors import (
 from marlin_agent.library.batching import GroupWriter
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.shards import Shard
-from marlin_agent.library.store import ChunkWrite, FailureWrite, Library, ShardRun, VideoRecord, Writes, chunk_id
+from marlin_agent.library.store import (
+    ChunkWrite,
+    FailureWrite,
+    Library,
+    ShardRun,
+    VideoRecord,
+    Writes,
+    chunk_id,
+    utc_now,
+)
 from marlin_agent.library.transcripts import (
     SubtitlesUnreadable,
     Transcriber,
@@ -55,10 +64,6 @@ log = logging.getLogger(__name__)
 # Videos worked on at once: enough that short videos (one chunk each) keep every request slot
 # of the client busy while the next ones are probed and staged; the client still bounds requests.
 _MIN_VIDEOS_IN_FLIGHT = 4
-
-
-def _utc_now() -> str:
-    return time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
 
 
 def videos_in_flight(concurrency: int) -> int:
@@ -174,14 +179,14 @@ class Indexer:
         self._progress("", 0, 0)  # something to show while the first videos are probed
         if self.shard is not None:
             run = ShardRun(id=str(self.shard), index=self.shard.index, count=self.shard.count, status="running",
-                           host=socket.gethostname(), started_at=_utc_now())
+                           host=socket.gethostname(), started_at=utc_now())
             await asyncio.to_thread(self.library.put_shard_run, run)
 
         await asyncio.gather(*(one(source) for source in sources))
         if self.shard is not None:
             planned = sum(v.chunks_planned for v in self.report.videos)
             done = sum(v.chunks_done for v in self.report.videos)
-            run = run.model_copy(update={"status": "finished", "finished_at": _utc_now(), "chunks_planned": planned,
+            run = run.model_copy(update={"status": "finished", "finished_at": utc_now(), "chunks_planned": planned,
                                          "chunks_done": done, "chunks_failed": planned - done})
             await asyncio.to_thread(self.library.put_shard_run, run)
         if self.wrote and self.shard is None:

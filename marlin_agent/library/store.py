@@ -160,7 +160,7 @@ class ChunkFailureRecord(Record):
     at: str
 
 
-def _now() -> str:
+def utc_now() -> str:
     return datetime.now(timezone.utc).isoformat(timespec="seconds")
 
 
@@ -474,7 +474,7 @@ class Library:
         for cid, f in zip(ids, failures):
             attempts = rows[cid]["attempts"] + 1 if cid in rows else previous.get(cid, 0) + 1
             rows[cid] = {"id": cid, "video_id": f.video_id, "start": f.start, "end": f.end, "code": f.code,
-                         "message": f.message, "attempts": attempts, "at": _now()}
+                         "message": f.message, "attempts": attempts, "at": utc_now()}
         self._upsert("failures", list(rows.values()))
 
     def failures(self, video_id: str | None = None) -> list[ChunkFailureRecord]:
