@@ -147,6 +147,18 @@ def test_a_server_answering_garbage(simulator, clip, tmp_path):
         run(lambda c: c.caption(clip), server_settings(tmp_path, base_url=simulator.base_url))
 
 
+def test_requests_queued_behind_a_run_stopping_failure_are_never_sent(simulator, clip, tmp_path):
+    simulator.state.fault = "garbage"
+
+    async def five_at_once(client):
+        return await asyncio.gather(*(client.ground(clip, "a red circle appears") for _ in range(5)),
+                                    return_exceptions=True)
+
+    outcomes, client = run(five_at_once, server_settings(tmp_path, base_url=simulator.base_url, concurrency=1))
+    assert all(isinstance(o, ServerProtocolError) for o in outcomes)
+    assert simulator.state.received == 1 and client.usage.marlin_calls == 1
+
+
 def test_a_server_that_never_answers_times_out(simulator, clip, tmp_path):
     simulator.state.fault = "hang"
     with pytest.raises(ServerTimeout):

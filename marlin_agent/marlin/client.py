@@ -140,6 +140,9 @@ class MarlinClient:
         )
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
+        # The first failure every further request would meet (an HTML page, a refused key): from
+        # then on nothing more is sent, so requests queued behind it never reach the server.
+        self._halted: ServerError | None = None
         self._calls = 0
         self._answers = 0
         self._final_timeouts = 0  # requests in a row that ran out of time, with no answer since
@@ -217,14 +220,19 @@ class MarlinClient:
             return await self._complete(clip, prompt, max_tokens, as_file)
         except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
             if not (as_file and self.server.media == "auto"):
-                raise await self._translate_rejection(exc) from exc
+                raise self._halt_on(await self._translate_rejection(exc)) from exc
             # vLLM without --allowed-local-media-path, or a loopback tunnel to a remote
             # host, refuses file:// URLs: send the clip inline from now on.
             self._file_urls_refused = True
             try:
                 return await self._complete(clip, prompt, max_tokens, as_file=False)
             except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
-                raise await self._translate_rejection(exc) from exc
+                raise self._halt_on(await self._translate_rejection(exc)) from exc
+
+    def _halt_on(self, error: MarlinAgentError) -> MarlinAgentError:
+        if isinstance(error, ServerError) and error.stops_run and self._halted is None:
+            self._halted = error
+        return error
 
     async def _complete(self, clip: StagedClip, prompt: str, max_tokens: int, as_file: bool) -> str:
         content = [
@@ -236,8 +244,15 @@ class MarlinClient:
         request = {"model": self.server.model, "messages": [{"role": "user", "content": content}],
                    "temperature": 0, "max_tokens": max_tokens, "extra_body": extra_body}
         async with self._slots:
-            completion = await self._create(clip, request)
-        return self._content_of(completion)
+            # Checked and recorded while the slot is held: a request waiting for it wakes only
+            # after this one's failure is known.
+            if self._halted is not None:
+                raise type(self._halted)(self._halted.message, hint=self._halted.hint)
+            try:
+                return self._content_of(await self._create(clip, request))
+            except MarlinAgentError as exc:
+                self._halt_on(exc)
+                raise
 
     async def _create(self, clip: StagedClip, request: dict) -> object:
         """One completion, sent again after a broken connection, a busy or failing server (up to
