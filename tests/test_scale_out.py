@@ -158,8 +158,12 @@ def test_two_shards_at_once_fill_one_bucket_that_answers_exactly_like_one_proces
         on_disk = invoke(["search", query, "--db", local, "--json"], job_env)
         assert _hits(invoke(["search", query, "--db", bucket, "--json"], job_env)) == _hits(on_disk)
         assert _hits(on_disk)
-    asked = [invoke(["ask", "when does the white circle appear", "--in", str(shelf), "--chunk-seconds", CHUNK,
-                     "--no-transcribe", "--db", db, "--json"], job_env) for db in (local, bucket)]
+
+
+def _same_answers(question: str, shelf: Path, local: str, bucket: str, env: dict[str, str]) -> None:
+    """``ask`` over the bucket answers exactly as over the single-process index on disk."""
+    asked = [invoke(["ask", question, "--in", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", db,
+                     "--json"], env) for db in (local, bucket)]
     moments = [[(m["video"]["id"], m["start"], m["end"]) for m in document(a)["moments"]] for a in asked]
     assert moments[0] == moments[1] and moments[0]
     # The embedding model runs on int8 ONNX, whose sums differ in the last digits with the batch a
@@ -193,29 +197,59 @@ def test_finalize_takes_no_sources(shelf, tmp_path):
     assert result.exit_code == 2 and "--finalize" in result.stdout + result.stderr
 
 
+@pytest.mark.parametrize(("args", "said"), [
+    (["index", "--workers", "2"], "go with --ray"),
+    (["index", "--endpoints", "http://a/v1"], "go with --ray"),
+    (["index", "--ray", "local", "--shard", "0/2"], "makes its own shards"),
+    (["extract", "--schema", "marlin", "--workers", "2"], "go with --ray"),
+    (["extract", "--schema", "marlin", "--ray", "local", "--shard", "0/2"], "makes its own shards"),
+])
+def test_ray_options_that_cannot_go_together_are_refused_before_any_work(args, said, shelf, tmp_path):
+    where = [str(shelf)] if args[0] == "index" else ["--in", str(shelf)]
+    result = invoke([args[0], *where, *args[1:], "--json"], {"MARLIN_HOME": str(tmp_path)})
+    assert result.exit_code == 2 and said in result.stdout + result.stderr
+    assert not (tmp_path / "index").exists()
+
+
 # --- extraction --------------------------------------------------------------------------
 
 
+EXTRACT = ["extract", "--schema", "marlin", "--in", None, "--per", "chunk", "--chunk-seconds", CHUNK,
+           "--no-transcribe"]
+
+
+def _extract_args(shelf: Path, *more: str) -> list[str]:
+    return [str(shelf) if arg is None else arg for arg in EXTRACT] + list(more)
+
+
+def _keyed(paths: list[Path]) -> tuple[dict, int]:
+    """The rows of an extraction's output (or of its parts together) by key, and how many lines held them."""
+    rows = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
+    return {row["key"]: (row["video"], row["start"], row["end"], row["data"], row["valid"]) for row in rows}, len(rows)
+
+
+def _extract_once(single_run, shelf, env) -> tuple[dict, int]:
+    """The rows one unsharded extraction writes, from the reference index."""
+    if "rows" not in single_run:
+        target = Path(single_run["db"]).parent / "rows.jsonl"
+        result = invoke(_extract_args(shelf, "-o", str(target), "--db", _index_once(single_run, shelf, env),
+                                      "--json"), env)
+        assert result.exit_code == 0, result.stdout
+        single_run["rows"] = _keyed([target])
+    return single_run["rows"]
+
+
 def test_extract_shards_write_parts_that_together_are_the_rows_of_one_run(shelf, job_env, single_run, tmp_path):
-    local = _index_once(single_run, shelf, job_env)
-    common = ["extract", "--schema", "marlin", "--in", str(shelf), "--per", "chunk", "--chunk-seconds", CHUNK,
-              "--no-transcribe"]
-    whole = invoke([*common, "-o", str(tmp_path / "one" / "rows.jsonl"), "--db", local, "--json"], job_env)
-    assert whole.exit_code == 0, whole.stdout
+    single, n_single = _extract_once(single_run, shelf, job_env)
     parts = []
     for i in range(3):
-        result = invoke([*common, "-o", str(tmp_path / "parts" / "rows.jsonl"), "--shard", f"{i}/3",
-                         "--db", "s3://footage/extract", "--json"], job_env)
+        result = invoke(_extract_args(shelf, "-o", str(tmp_path / "parts" / "rows.jsonl"), "--shard", f"{i}/3",
+                                      "--db", "s3://footage/extract", "--json"), job_env)
         assert result.exit_code == 0, result.stdout
         parts.append(Path(document(result)["output"]))
     assert [p.name for p in parts] == [f"rows-0000{i}-of-00003.jsonl" for i in range(3)]
     assert not (tmp_path / "parts" / "rows.jsonl").exists()
-
-    def keyed(paths):
-        rows = [json.loads(line) for path in paths for line in path.read_text().splitlines()]
-        return {row["key"]: (row["video"], row["start"], row["end"], row["data"], row["valid"]) for row in rows}, len(rows)
-
-    (single, n_single), (sharded, n_sharded) = keyed([tmp_path / "one" / "rows.jsonl"]), keyed(parts)
+    sharded, n_sharded = _keyed(parts)
     assert n_sharded == n_single == len(sharded) == CHUNKS
     assert sharded == single
 
@@ -244,24 +278,27 @@ def _free_port() -> int:
         return probe.getsockname()[1]
 
 
-def _ray_workers() -> list:
+def _ray_workers(task: str) -> list:
     import psutil
 
-    return [p for p in psutil.process_iter(["cmdline"]) if "_index_shard" in " ".join(p.info["cmdline"] or [])]
+    return [p for p in psutil.process_iter(["cmdline"]) if task in " ".join(p.info["cmdline"] or [])]
 
 
-def test_a_ray_job_through_two_endpoints_outlives_a_killed_worker_and_fills_the_bucket_like_one_process(
+def test_a_ray_job_through_two_endpoints_outlives_a_killed_worker_and_answers_like_one_process(
         shelf, job_env, single_run, ray_cluster):
     local = _index_once(single_run, shelf, job_env)
     bucket = "s3://footage/ray"
-    with MarlinSimulator(latency=0.5) as first, MarlinSimulator(latency=0.5) as second:
+    # Both servers want a key: the workers must get it with the rest of the settings.
+    key = {"MARLIN_API_KEY": "ray-job-key"}
+    with MarlinSimulator(latency=0.5, api_key=key["MARLIN_API_KEY"]) as first, \
+            MarlinSimulator(latency=0.5, api_key=key["MARLIN_API_KEY"]) as second:
         job = _cli(["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket,
                     "--ray", ray_cluster, "--workers", "2", "--endpoints", f"{first.base_url},{second.base_url}"],
-                   job_env)
+                   {**job_env, **key})
         deadline = time.monotonic() + 120
         while first.state.received + second.state.received < 4 and time.monotonic() < deadline:
             time.sleep(0.2)
-        victims = _ray_workers()
+        victims = _ray_workers("_index_shard")
         assert victims, "no Ray worker was running a shard"
         victims[0].kill()  # Ray runs its shard again; the retry skips the chunks already stored
         report = _finish(job)
@@ -271,8 +308,22 @@ def test_a_ray_job_through_two_endpoints_outlives_a_killed_worker_and_fills_the_
     assert len({row[0] for row in rows}) == len(rows) and rows == _segments(local, job_env)
     on_disk = invoke(["search", "a white circle", "--db", local, "--json"], job_env)
     assert _hits(invoke(["search", "a white circle", "--db", bucket, "--json"], job_env)) == _hits(on_disk)
+    _same_answers("when does the white circle appear", shelf, local, bucket, job_env)
     finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
     assert (finished["chunks_done"], finished["chunks_missing"], finished["shards_unfinished"]) == (CHUNKS, 0, [])
+
+
+def test_extract_on_ray_writes_the_rows_of_one_run_into_one_output(shelf, job_env, single_run, ray_cluster, tmp_path):
+    single, n_single = _extract_once(single_run, shelf, job_env)
+    target = tmp_path / "rows.jsonl"
+    summary = _finish(_cli(_extract_args(shelf, "-o", str(target), "--db", "s3://footage/extract-ray",
+                                         "--ray", ray_cluster, "--workers", "2"), job_env))
+    assert summary["output"] == str(target) and summary["rows_ok"] == CHUNKS and summary["marlin_calls"] == CHUNKS
+    rows, lines = _keyed([target])
+    assert lines == n_single and rows == single
+    again = _finish(_cli(_extract_args(shelf, "-o", str(target), "--db", "s3://footage/extract-ray",
+                                       "--ray", ray_cluster, "--workers", "2"), job_env))
+    assert (again["rows_ok"], again["rows_skipped"], again["marlin_calls"]) == (0, CHUNKS, 0)
 
 
 def test_a_ray_driver_killed_mid_run_is_resumed_by_a_rerun_that_asks_only_for_what_is_missing(shelf, job_env,
@@ -280,11 +331,17 @@ def test_a_ray_driver_killed_mid_run_is_resumed_by_a_rerun_that_asks_only_for_wh
     bucket = "s3://footage/ray-driver-killed"
     args = ["index", str(shelf), "--chunk-seconds", CHUNK, "--no-transcribe", "--db", bucket,
             "--ray", ray_cluster, "--workers", "2", "--concurrency", "1"]
-    with MarlinSimulator(latency=3.0) as slow:
+    with MarlinSimulator(latency=2.0) as slow:
         driver = _cli(args, {**job_env, "MARLIN_BASE_URL": slow.base_url})
         deadline = time.monotonic() + 180
-        while time.monotonic() < deadline and not (slow.state.received >= 4 and _some_stored(bucket, job_env)):
-            time.sleep(0.5)
+        while not slow.state.calls and time.monotonic() < deadline:
+            time.sleep(0.1)
+        # From the first answer on, the server fails: only the requests already in flight (one per
+        # worker) can still land, so the job cannot finish before its driver is killed, however slow
+        # this machine is; the failures are recorded and asked again, like the chunks never reached.
+        slow.state.fault = "error500"
+        while not _some_stored(bucket, job_env) and time.monotonic() < deadline:
+            time.sleep(0.3)
         driver.kill()
         driver.communicate(timeout=60)
         # Ray ends a dead driver's tasks: wait until no request has come for a while.
@@ -294,7 +351,7 @@ def test_a_ray_driver_killed_mid_run_is_resumed_by_a_rerun_that_asks_only_for_wh
             if slow.state.received != seen:
                 quiet_since, seen = time.monotonic(), slow.state.received
     stored = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))["chunks_done"]
-    assert 0 < stored < CHUNKS
+    assert 0 < stored <= 3  # answered before the fault, plus the one each worker had in flight
     rerun = _finish(_cli(args, job_env))
     assert rerun["marlin_calls"] == rerun["chunks_captioned"] == CHUNKS - stored
 

@@ -10,10 +10,14 @@ from rich.console import Console
 
 from marlin_agent.cli.options import (
     DbOpt,
+    EndpointsOpt,
     JsonOpt,
     NoTranscribeOpt,
+    RayOpt,
     ServerFlags,
     ShardOpt,
+    WorkersOpt,
+    ray_endpoints,
     served,
     takes_server_flags,
 )
@@ -46,9 +50,7 @@ def index_command(
     failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
     shard: ShardOpt = None,
     finalize: Annotated[bool, typer.Option("--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is missing. Takes no sources.")] = False,
-    ray: Annotated[Optional[str], typer.Option("--ray", metavar="ADDRESS", help="Run as a Ray job, a shard per worker: local (a cluster on this machine for this run), auto (the running cluster), or an address such as ray://head:10001. Needs the ray extra.")] = None,
-    workers: Annotated[Optional[int], typer.Option("--workers", min=1, help="With --ray: how many shards (default: the cluster's CPUs).")] = None,
-    endpoints: Annotated[Optional[str], typer.Option("--endpoints", metavar="URL,URL", help="With --ray: Marlin servers the workers share, comma-separated (shard i uses server i mod M; default the one server).")] = None,
+    ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
@@ -66,18 +68,16 @@ def index_command(
         return
     if not sources:
         raise typer.BadParameter("give the files, folders or URLs to index (or --finalize after a sharded job)")
+    servers = ray_endpoints(ray, workers, endpoints)
     if ray is not None:
         if shard is not None or recaption:
             raise typer.BadParameter("--ray makes its own shards, and takes no --shard or --recaption")
         from marlin_agent.library.ray_jobs import index_on_ray
 
-        servers = [url.strip() for url in (endpoints or "").split(",") if url.strip()] or None
         library_command(as_json, server, db, no_transcribe,
                         lambda settings, progress: index_on_ray(sources, settings, ray, workers, servers, progress),
                         show_index_report, needs_server=servers is None)
         return
-    if workers is not None or endpoints is not None:
-        raise typer.BadParameter("--workers and --endpoints go with --ray")
     again = ("failed" if failed_only else "all") if recaption else None
     library_command(
         as_json, server, db, no_transcribe,
@@ -138,6 +138,7 @@ def extract_command(
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
     shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Do shard I of N (0-based): this shard's whole videos, into its own part, OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
+    ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
@@ -146,11 +147,21 @@ def extract_command(
     from marlin_agent.extraction.schema import load_schema
     from marlin_agent.library.shards import Shard
 
+    servers = ray_endpoints(ray, workers, endpoints)
+    if ray is not None and shard is not None:
+        raise typer.BadParameter("--ray makes its own shards, and takes no --shard")
+
     async def work(settings, progress):
         share = None if shard is None else Shard.parse(shard)
         loaded = load_schema(schema)
         target = output or Path(f"{loaded.name}.jsonl")
+        if ray is not None:
+            from marlin_agent.extraction.on_ray import extract_on_ray
+
+            return await extract_on_ray(loaded, within, settings, target, ray, workers, servers, per=per,
+                                        instructions=instructions, retry_failed=retry_failed, on_progress=progress)
         return await extract(loaded, within, settings, target, per=per, instructions=instructions,
                              retry_failed=retry_failed, on_progress=progress, shard=share)
 
-    library_command(as_json, server, db, no_transcribe, work, show_extract, more={"planner.model": planner})
+    library_command(as_json, server, db, no_transcribe, work, show_extract, more={"planner.model": planner},
+                    needs_server=servers is None)

@@ -61,6 +61,22 @@ NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip spe
 ShardOpt = Annotated[Optional[str], typer.Option(
     "--shard", metavar="I/N", help="Do shard I of N (0-based) of this job: N processes, e.g. a scheduler's array, "
                                    "split the work without overlap. See docs/scale.md.")]
+RayOpt = Annotated[Optional[str], typer.Option(
+    "--ray", metavar="ADDRESS", help="Run as a Ray job, a shard per worker: local (a cluster on this machine for this "
+                                     "run), auto (the running cluster), or an address such as ray://head:10001. "
+                                     "Needs the ray extra.")]
+WorkersOpt = Annotated[Optional[int], typer.Option(
+    "--workers", min=1, help="With --ray: how many shards (default: the cluster's CPUs).")]
+EndpointsOpt = Annotated[Optional[str], typer.Option(
+    "--endpoints", metavar="URL,URL", help="With --ray: Marlin servers the workers share, comma-separated (shard i "
+                                           "uses server i mod M; default the one server).")]
+
+
+def ray_endpoints(ray: str | None, workers: int | None, endpoints: str | None) -> list[str] | None:
+    """The servers a Ray job's workers share; --workers and --endpoints mean nothing without --ray."""
+    if ray is None and (workers is not None or endpoints is not None):
+        raise typer.BadParameter("--workers and --endpoints go with --ray")
+    return [url.strip() for url in (endpoints or "").split(",") if url.strip()] or None
 
 
 # The flags of every command that talks to Marlin: name -> (option, the setting it overrides).

@@ -40,6 +40,7 @@ class RowFiller:
         except ImportError as exc:
             raise MissingDependency("Filling a schema with an LLM", "planner") from exc
         self.schema = schema
+        self.model_name = getattr(model, "model_name", None) or str(model)  # what the rows say filled them
         prompt = data_path("prompts/extract.md").read_text(encoding="utf-8")
         if instructions:
             prompt += f"\n\nThe user's instructions for this job:\n{instructions}"

@@ -90,22 +90,55 @@ def write_parquet(journal: Path, target: Path) -> None:
     pq.write_table(table, target)
 
 
-def _model_name(model) -> str:
-    return getattr(model, "model_name", None) or str(model)
-
-
-async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output: Path, per: Per = "video",
-                  model=None, instructions: str | None = None, retry_failed: bool = False,
-                  on_progress: Callable | None = None, summary: dict | None = None,
-                  shard: Shard | None = None) -> AsyncIterator[Row]:
-    """Fill and write every row not written yet; yield each new row as it lands."""
-    from marlin_agent.library.indexer import index_inputs, open_library
-
+def check_output(output: Path) -> None:
     if output.suffix not in (".jsonl", ".parquet"):
         raise InputError(f"{output.name}: the output must be .jsonl or .parquet")
-    if shard is not None:
-        output = output.with_name(shard.part_name(output.stem, output.suffix))
-    if model is None and not schema.builtin:
+
+
+class Journal:
+    """The output file as the job's journal: the rows written so far, and where the next one goes."""
+
+    def __init__(self, output: Path, retry_failed: bool = False) -> None:
+        check_output(output)
+        self.output, self.path = output, _journal(output)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        self.path.touch()  # a shard with no videos of its own still leaves its (empty) part
+        existing = _read(self.path)
+        lines = len(self.path.read_text(encoding="utf-8").splitlines())
+        if retry_failed:
+            existing = [r for r in existing if r.valid]
+        if retry_failed or lines != len(existing):  # drop failed rows to redo, and any line a kill cut short
+            _rewrite(self.path, existing)
+        self.written = {r.key for r in existing}
+
+    def append(self, row: Row) -> None:
+        with self.path.open("a", encoding="utf-8") as handle:
+            handle.write(row.model_dump_json() + "\n")
+        self.written.add(row.key)
+
+    def close(self) -> None:
+        if self.output.suffix == ".parquet":
+            write_parquet(self.path, self.output)
+
+
+class Tally(BaseModel):
+    """What filling rows cost and skipped; added up over the shards of a job."""
+
+    skipped: int = 0
+    tokens: int = 0
+    marlin_calls: int = 0
+
+    def add(self, other: Tally) -> None:
+        for field in Tally.model_fields:
+            setattr(self, field, getattr(self, field) + getattr(other, field))
+
+
+def row_filler(schema: Schema, settings: Settings, model=None, instructions: str | None = None) -> RowFiller | None:
+    """What fills ``schema``'s rows: ``None`` for Marlin's own schema, else an LLM (the configured planner
+    unless ``model`` is given)."""
+    if schema.builtin:
+        return None
+    if model is None:
         if not settings.planner.enabled:
             raise PlannerNotConfigured(
                 f"the schema {schema.name} needs an LLM to fill it, and none is configured",
@@ -115,48 +148,59 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
         from marlin_agent.chat_model import planner_model
 
         model = planner_model(settings.planner)
-    filler = None if schema.builtin else RowFiller(schema, model, instructions)
-    model_label = "marlin (no LLM)" if schema.builtin else _model_name(model)
+    return RowFiller(schema, model, instructions)
 
-    started = time.monotonic()
-    journal = _journal(output)
-    journal.parent.mkdir(parents=True, exist_ok=True)
-    journal.touch()  # a shard with no videos of its own still leaves its (empty) part
-    existing = _read(journal)
-    lines = len(journal.read_text(encoding="utf-8").splitlines()) if journal.is_file() else 0
-    if retry_failed:
-        existing = [r for r in existing if r.valid]
-    if retry_failed or lines != len(existing):  # drop failed rows to redo, and any line a kill cut short
-        _rewrite(journal, existing)
-    written = {r.key for r in existing}
-    counts = {"ok": 0, "failed": 0, "skipped": 0, "tokens": 0}
 
+async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: Per, filler: RowFiller | None,
+                    written: set[str], tally: Tally, on_progress: Callable | None = None,
+                    shard: Shard | None = None) -> AsyncIterator[Row]:
+    """Index the inputs (a shard's whole videos), then fill every row whose key is not in ``written``."""
+    from marlin_agent.library.indexer import index_inputs, open_library
+
+    model_label = "marlin (no LLM)" if filler is None else filler.model_name
     library = await asyncio.to_thread(open_library, settings)
     report = await index_inputs(inputs, settings, library, on_progress, shard=shard, shard_by="video")
+    tally.marlin_calls += report.marlin_calls
     for outcome in report.videos:
         video = VideoRef(id=outcome.id, path=outcome.path, title=outcome.title)
         for unit in await asyncio.to_thread(units_of, library, video, per):
             key = f"{schema.name}:{per}:{unit.key}"
             if key in written:
-                counts["skipped"] += 1
+                tally.skipped += 1
                 continue
             filled: Filled = from_marlin(unit) if filler is None else await filler.fill(
                 unit, settings.planner.max_tokens)
-            row = Row(key=key, video=video, start=unit.start, end=unit.end, per=per, data=filled.data,
+            tally.tokens += filled.tokens
+            yield Row(key=key, video=video, start=unit.start, end=unit.end, per=per, data=filled.data,
                       valid=filled.valid, error=filled.error, model=model_label, schema_name=schema.name)
-            with journal.open("a", encoding="utf-8") as handle:
-                handle.write(row.model_dump_json() + "\n")
-            written.add(key)
-            counts["ok" if row.valid else "failed"] += 1
-            counts["tokens"] += filled.tokens
-            yield row
-    if output.suffix == ".parquet":
-        await asyncio.to_thread(write_parquet, journal, output)
+
+
+def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -> ExtractSummary:
+    valid = sum(r.valid for r in rows)
+    return ExtractSummary(output=str(journal.output), rows_ok=valid, rows_failed=len(rows) - valid,
+                          rows_skipped=tally.skipped, tokens=tally.tokens, marlin_calls=tally.marlin_calls,
+                          seconds=round(seconds, 3))
+
+
+async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output: Path, per: Per = "video",
+                  model=None, instructions: str | None = None, retry_failed: bool = False,
+                  on_progress: Callable | None = None, summary: dict | None = None,
+                  shard: Shard | None = None) -> AsyncIterator[Row]:
+    """Fill and write every row not written yet; yield each new row as it lands."""
+    check_output(output)
+    if shard is not None:
+        output = output.with_name(shard.part_name(output.stem, output.suffix))
+    filler = row_filler(schema, settings, model, instructions)
+    started = time.monotonic()
+    journal = Journal(output, retry_failed)
+    tally, new = Tally(), []
+    async for row in fill_rows(schema, inputs, settings, per, filler, journal.written, tally, on_progress, shard):
+        journal.append(row)
+        new.append(row)
+        yield row
+    await asyncio.to_thread(journal.close)
     if summary is not None:
-        summary.update(ExtractSummary(output=str(output), rows_ok=counts["ok"], rows_failed=counts["failed"],
-                                      rows_skipped=counts["skipped"], tokens=counts["tokens"],
-                                      marlin_calls=report.marlin_calls,
-                                      seconds=round(time.monotonic() - started, 3)).model_dump())
+        summary.update(summarise(journal, new, tally, time.monotonic() - started).model_dump())
 
 
 async def extract(schema: Schema, inputs: list[str], settings: Settings, output: Path, **options) -> ExtractSummary:

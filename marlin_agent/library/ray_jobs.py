@@ -1,10 +1,11 @@
-"""Index footage as a Ray job: the shards of ``--shard`` as Ray tasks, one per worker.
+"""Jobs on Ray: the shards of ``--shard I/N`` as Ray tasks, one per worker.
 
 Each task is one shard of the job (the same deterministic share as ``index --shard I/N``), so
 it needs no coordination and writes only its own rows. Ray schedules the tasks on the
 cluster's workers and retries one whose worker dies; a retried shard (like a re-run job) finds
 its finished chunks in the index and asks Marlin only for the rest. The driver shows the
-shards' progress, merges their reports, and compacts the index once at the end.
+shards' progress and takes each shard's result as it finishes; an index job then merges the
+reports and compacts the index once (an extraction job, ``extraction.on_ray``, writes rows).
 
 Ray is an optional extra (``ray``); nothing here imports it before a job asks for it.
 """
@@ -18,6 +19,7 @@ import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import JobFailed, MarlinAgentError, MissingDependency
@@ -29,6 +31,8 @@ from marlin_agent.library.shards import Shard
 _FORWARDED = ("AWS_", "GOOGLE_", "AZURE_", "HF_", "MARLIN_")
 # Seconds between two looks at the shards' progress.
 _POLL = 0.5
+
+T = TypeVar("T")
 
 
 def _ray(address: str):
@@ -61,17 +65,17 @@ def _connect(ray, address: str) -> None:
                              "or use --ray local for a cluster on this machine.") from None
 
 
-def _index_shard(settings_json: str, inputs: list[str], index: int, count: int, endpoint: str, progress) -> str:
-    """One shard, run on a worker: the report as JSON (Ray moves plain data between hosts)."""
-    settings = Settings.model_validate_json(settings_json)
-    if endpoint:
-        settings = settings.model_copy(update={"server": settings.server.model_copy(update={"base_url": endpoint})})
+def _index_shard(settings: Settings, inputs: list[str], shard: Shard, progress) -> IndexReport:
+    """One shard of an index job, run on a worker."""
+    return asyncio.run(index_inputs(inputs, settings, on_progress=shard_progress(progress, shard), shard=shard))
 
+
+def shard_progress(progress, shard: Shard) -> Callable[[IndexProgress], None]:
+    """What a shard on a worker hands the indexer: its progress, sent on to the driver's display."""
     def report(p: IndexProgress) -> None:
-        progress.report.remote(index, p.overall_done, p.overall_total, p.looking)
+        progress.report.remote(shard.index, p.overall_done, p.overall_total, p.looking)
 
-    shard = Shard(index=index, count=count)
-    return asyncio.run(index_inputs(inputs, settings, on_progress=report, shard=shard)).model_dump_json()
+    return report
 
 
 class _Progress:
@@ -88,7 +92,7 @@ class _Progress:
         return tuple(sum(v[n] for v in values) for n in range(3)) if values else (0, 0, 0)
 
 
-def _results(ray, refs) -> list[str]:
+def _results(ray, refs) -> list:
     """The shards' reports; a shard that failed for good says why, in the project's own errors."""
     try:
         return ray.get(refs)
@@ -137,36 +141,57 @@ async def index_on_ray(inputs: list[str], settings: Settings, address: str, work
     """Index ``inputs`` as one Ray task per worker (``workers``, default the cluster's CPUs),
     shard i talking to ``endpoints[i % len(endpoints)]``; then compact the index once."""
     started = time.monotonic()
-    ray = _ray(address)
-    # Ray prints its cluster's news (a worker that died, a task retried) on stdout, which under
-    # --json holds one document only: its lines go to stderr with the other logs.
-    library = await asyncio.to_thread(open_library, settings)
-    await asyncio.to_thread(library.create_tables)  # here, once, before any shard writes
-    with contextlib.redirect_stdout(sys.stderr):
-        reports = await _run_shards(ray, inputs, settings, address, workers, endpoints, on_progress)
-    await asyncio.to_thread(finalize, library)
+    reports = await run_shards(_index_shard, (inputs,), settings, address, workers, endpoints, on_progress)
+    await asyncio.to_thread(lambda: finalize(open_library(settings)))
     merged = merge_reports(reports)
     merged.seconds = round(time.monotonic() - started, 2)
     return merged
 
 
-async def _run_shards(ray, inputs: list[str], settings: Settings, address: str, workers: int | None,
-                      endpoints: list[str] | None, on_progress) -> list[IndexReport]:
-    await asyncio.to_thread(_connect, ray, address)
-    try:
-        count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
-        servers = endpoints or [settings.server.base_url]
-        progress = ray.remote(_Progress).options(num_cpus=0).remote()
-        task = ray.remote(_index_shard).options(max_retries=3, retry_exceptions=False)
-        pending = [task.remote(settings.model_dump_json(), inputs, i, count, servers[i % len(servers)], progress)
-                   for i in range(count)]
-        results = []
-        while pending:
-            finished, pending = await asyncio.to_thread(ray.wait, pending, num_returns=1, timeout=_POLL)
-            results += finished
-            if on_progress is not None:
-                done, total, looking = await asyncio.to_thread(ray.get, progress.read.remote())
-                on_progress(IndexProgress("", 0, 0, done, total, looking))
-        return [IndexReport.model_validate_json(text) for text in await asyncio.to_thread(_results, ray, results)]
-    finally:
-        await asyncio.to_thread(ray.shutdown)
+async def run_shards(work: Callable[..., T], args: tuple, settings: Settings, address: str, workers: int | None,
+                     endpoints: list[str] | None, on_progress: Callable[[IndexProgress], None] | None = None,
+                     on_result: Callable[[T], None] | None = None) -> list[T]:
+    """``work(settings, *args, shard, progress)`` as one Ray task per shard; the results in shard order.
+
+    The index's tables are created here, once, before any shard writes. ``on_result`` sees each
+    shard's result on the driver as soon as that shard finishes, so a caller can keep it before
+    the rest are done. ``progress`` is an actor that ``shard_progress`` reports to.
+    """
+    ray = _ray(address)
+    library = await asyncio.to_thread(open_library, settings)
+    await asyncio.to_thread(library.create_tables)
+    # Ray prints its cluster's news (a worker that died, a task retried) on stdout, which under
+    # --json holds one document only: its lines go to stderr with the other logs.
+    with contextlib.redirect_stdout(sys.stderr):
+        await asyncio.to_thread(_connect, ray, address)
+        try:
+            return await _wait_for_shards(ray, work, args, settings, workers, endpoints, on_progress, on_result)
+        finally:
+            await asyncio.to_thread(ray.shutdown)
+
+
+async def _wait_for_shards(ray, work, args, settings, workers, endpoints, on_progress, on_result) -> list:
+    count = workers or max(1, int(ray.cluster_resources().get("CPU", 1)))
+    servers = endpoints or [settings.server.base_url]
+    progress = ray.remote(_Progress).options(num_cpus=0).remote()
+    task = ray.remote(work).options(max_retries=3, retry_exceptions=False)
+    # Settings travel pickled, not as JSON, which would mask the API keys they carry.
+    refs = [task.remote(_served_by(settings, servers[i % len(servers)]), *args, Shard(index=i, count=count), progress)
+            for i in range(count)]
+    results, pending = {}, list(refs)
+    while pending:
+        finished, pending = await asyncio.to_thread(ray.wait, pending, num_returns=1, timeout=_POLL)
+        for ref in finished:
+            results[ref] = (await asyncio.to_thread(_results, ray, [ref]))[0]
+            if on_result is not None:
+                on_result(results[ref])
+        if on_progress is not None:
+            done, total, looking = await asyncio.to_thread(ray.get, progress.read.remote())
+            on_progress(IndexProgress("", 0, 0, done, total, looking))
+    return [results[ref] for ref in refs]
+
+
+def _served_by(settings: Settings, endpoint: str | None) -> Settings:
+    if not endpoint or endpoint == settings.server.base_url:
+        return settings
+    return settings.model_copy(update={"server": settings.server.model_copy(update={"base_url": endpoint})})
