@@ -102,11 +102,20 @@ def speech_video(tmp_path_factory) -> Path:
 CALIBRATION = Path(__file__).parents[1] / "evals" / "results" / "calibration.toml"
 
 
+@pytest.fixture(scope="session")
+def staged_clips(tmp_path_factory) -> Path:
+    """Staged clips shared by the run: they are named by the content and chunk they hold, so a test
+    finds those an earlier test staged and skips the re-encoding, and never sees another clip."""
+    return tmp_path_factory.mktemp("staged-clips")
+
+
 @pytest.fixture
-def library_env(simulator, tmp_path, offline_models) -> dict[str, str]:
+def library_env(simulator, tmp_path, offline_models, staged_clips) -> dict[str, str]:
     """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models, with
-    the verification weights calibrated for the entailment model those models include."""
+    the verification weights calibrated for the entailment model those models include. Only the
+    staged clips are shared (see ``staged_clips``)."""
     home = tmp_path / "home"
-    home.mkdir()
+    (home / "cache").mkdir(parents=True)
+    (home / "cache" / "clips").symlink_to(staged_clips, target_is_directory=True)
     shutil.copy(CALIBRATION, home / "config.toml")
     return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
