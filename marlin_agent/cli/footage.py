@@ -68,10 +68,10 @@ def index_command(
         return
     if not sources:
         raise typer.BadParameter("give the files, folders or URLs to index (or --finalize after a sharded job)")
-    servers = ray_endpoints(ray, workers, endpoints)
+    servers = ray_endpoints(ray, workers, endpoints, shard)
     if ray is not None:
-        if shard is not None or recaption:
-            raise typer.BadParameter("--ray makes its own shards, and takes no --shard or --recaption")
+        if recaption:
+            raise typer.BadParameter("--ray takes no --recaption: recaption in one process, or shard by shard")
         from marlin_agent.library.ray_jobs import index_on_ray
 
         library_command(as_json, server, db, no_transcribe,
@@ -147,9 +147,7 @@ def extract_command(
     from marlin_agent.extraction.schema import load_schema
     from marlin_agent.library.shards import Shard
 
-    servers = ray_endpoints(ray, workers, endpoints)
-    if ray is not None and shard is not None:
-        raise typer.BadParameter("--ray makes its own shards, and takes no --shard")
+    servers = ray_endpoints(ray, workers, endpoints, shard)
 
     async def work(settings, progress):
         share = None if shard is None else Shard.parse(shard)

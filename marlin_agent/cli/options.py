@@ -72,10 +72,14 @@ EndpointsOpt = Annotated[Optional[str], typer.Option(
                                            "uses server i mod M; default the one server).")]
 
 
-def ray_endpoints(ray: str | None, workers: int | None, endpoints: str | None) -> list[str] | None:
-    """The servers a Ray job's workers share; --workers and --endpoints mean nothing without --ray."""
+def ray_endpoints(ray: str | None, workers: int | None, endpoints: str | None,
+                  shard: str | None = None) -> list[str] | None:
+    """The servers a Ray job's workers share; --workers and --endpoints mean nothing without --ray,
+    and a Ray job cuts its own shards."""
     if ray is None and (workers is not None or endpoints is not None):
         raise typer.BadParameter("--workers and --endpoints go with --ray")
+    if ray is not None and shard is not None:
+        raise typer.BadParameter("--ray makes its own shards, and takes no --shard")
     return [url.strip() for url in (endpoints or "").split(",") if url.strip()] or None
 
 
