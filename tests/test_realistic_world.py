@@ -111,3 +111,33 @@ def test_a_hard_negative_is_not_found(world, library_env, scene, kind):
     result = _ask(question, videos / f"{scene}.mp4", library_env)
     assert not result.found, (question, result.moments)
     assert result.answer.startswith("Not found")
+
+
+def test_the_harsher_scenes_are_new_kinds_in_words_of_their_own_and_all_held_out():
+    """No run of four words with two content words in the six later scenes (captions, paragraphs,
+    questions, negatives, speech) appears anywhere in the first world, so a verifier tuned on those
+    cannot lean on familiar phrasing."""
+    import re
+
+    from evals.synthetic.scenes_harsh import HARSH
+
+    def texts(scene):
+        found = list(scene.scenes) + list(scene.negatives.values())
+        for event in scene.events:
+            found += event.captions + list(event.questions.values()) + ([event.said] if event.said else [])
+        return found
+
+    filler = set("a an the of in on at to into onto from with and his her its their does do when is are someone "
+                 "front end".split())
+
+    def runs(text):  # runs that carry at least two content words ("in front of the" is anybody's)
+        words = re.findall(r"[a-z]+", text.lower())
+        return {" ".join(words[i:i + 4]) for i in range(len(words) - 3)
+                if sum(w not in filler for w in words[i:i + 4]) >= 2}
+
+    first = [scene for scene in WORLD if scene not in HARSH]
+    known = set().union(*(runs(t) for scene in first for t in texts(scene)))
+    shared = {run for scene in HARSH for t in texts(scene) for run in runs(t)} & known
+    assert not shared, shared
+    assert len(HARSH) >= 6 and not {s.kind for s in HARSH} <= {s.kind for s in first}
+    assert {s.name for s in HARSH} <= {s.name for s in scenes("heldout")}
