@@ -95,7 +95,8 @@ class AgentSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    threshold: float = Field(0.5, ge=0, le=1)
+    threshold: float | None = Field(None, ge=0, le=1, description="Confidence a moment needs; unset: the "
+                                    "calibration's for the entailment model in use (configs/calibrations.toml).")
     max_windows: int = Field(4, ge=1, le=50)
 
 
@@ -107,6 +108,8 @@ class VerifySettings(BaseModel):
 
     model: str = Field("cross-encoder/nli-deberta-v3-xsmall", description="An NLI model: hub name or local folder.")
     model_file: str = Field("onnx/model_quint8_avx2.onnx", description="The ONNX file taken from a hub model.")
+    wordnet: str = Field("auto", description="WordNet 3.0's dict folder for the lexical signal; auto: the cache, "
+                         "the system's copy, else one download.")
     fresh_caption: bool = True
     reground: bool = False
     weights: dict[str, float] = Field(default_factory=dict)
@@ -242,6 +245,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
     "MARLIN_VERIFY_MODEL": ("verify", "model"),
+    "MARLIN_WORDNET": ("verify", "wordnet"),
     "MARLIN_MCP_ROOTS": ("mcp", "roots"),
     "MARLIN_ENGINE": ("engine", "default"),
 }

@@ -198,3 +198,5 @@ class Answer(Record):
     usage: Usage = Usage()
     incomplete: str | None = Field(None, description="Why the run stopped before it finished (a budget, a "
                                    "failing planner); the answer then rests on the evidence gathered until then.")
+    calibration: str = Field("", description="Whose weights turned evidence into confidences: fitted for the "
+                             "entailment model in use, priors, or uncalibrated (with the command that fits them).")

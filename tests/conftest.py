@@ -99,9 +99,6 @@ def speech_video(tmp_path_factory) -> Path:
     return make_video(tmp_path_factory.mktemp("speech") / "speech.mp4", spec)
 
 
-CALIBRATION = Path(__file__).parents[1] / "evals" / "results" / "calibration.toml"
-
-
 @pytest.fixture(scope="session")
 def staged_clips(tmp_path_factory) -> Path:
     """Staged clips shared by the run: they are named by the content and chunk they hold, so a test
@@ -111,11 +108,11 @@ def staged_clips(tmp_path_factory) -> Path:
 
 @pytest.fixture
 def library_env(simulator, tmp_path, offline_models, staged_clips) -> dict[str, str]:
-    """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models, with
-    the verification weights calibrated for the entailment model those models include. Only the
-    staged clips are shared (see ``staged_clips``)."""
+    """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models. Nothing
+    is copied into it: the weights for the offline entailment model are the shipped ones
+    (configs/calibrations.toml), found by the model's fingerprint, as a user's copy would find them.
+    Only the staged clips are shared (see ``staged_clips``)."""
     home = tmp_path / "home"
     (home / "cache").mkdir(parents=True)
     (home / "cache" / "clips").symlink_to(staged_clips, target_is_directory=True)
-    shutil.copy(CALIBRATION, home / "config.toml")
     return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}

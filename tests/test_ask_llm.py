@@ -149,39 +149,6 @@ def test_before_and_after_questions_look_only_on_that_side_of_the_anchor(shelf, 
         assert iou((result.moments[0].start, result.moments[0].end), expected) >= 0.5
 
 
-def test_the_llm_judge_reads_the_spans_fresh_caption_and_its_verdict_moves_confidence_both_ways(footage, library_env):
-    from pydantic_ai.messages import ModelResponse, ToolCallPart
-    from pydantic_ai.models.function import FunctionModel
-
-    from marlin_agent.app.ask import _session
-    from marlin_agent.planners.llm import LLMPlanner
-    from marlin_agent.tools import Toolbox
-
-    prompts = []
-
-    def judging(verdict):
-        def respond(messages, info):
-            prompts.append(next(p.content for m in messages if m.kind == "request" for p in m.parts
-                                if p.part_kind == "user-prompt"))
-            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"score": verdict, "reason": "r"})])
-        return FunctionModel(respond, model_name="scripted-judge")
-
-    async def confidence_with(verdict):
-        settings = load_settings({"library.transcribe": False}, env=library_env)
-        async with _session([str(footage["short_field"])], settings) as (library, client, report):
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
-            if verdict is not None:
-                LLMPlanner(settings, tools, judging(verdict))
-            checked = await tools.verify(report.videos[0].id, "a red circle appears", 4.0, 9.0)
-            return checked.moment
-
-    alone, yes, no = (asyncio.run(confidence_with(v)) for v in (None, 1.0, 0.0))
-    assert no.confidence < alone.confidence < yes.confidence
-    assert [e.score for e in yes.evidence if e.kind == "judge"] == [1.0]
-    assert prompts[0].startswith("Event: a red circle appears")
-    assert re.search(r"^<\d+\.\d - \d+\.\d> .*red circle", prompts[0], re.M), prompts[0]  # the timed events
-
-
 def test_the_planners_tools_are_the_toolbox_methods_in_their_own_words(tmp_path):
     """Each tool is written once, on the Toolbox: the planner's name, parameters and description come from it."""
     import inspect

@@ -147,13 +147,21 @@ def test_eval_presence_reports_precision_recall_f1_per_kind_and_draws_the_curve(
     assert Image.open(plot).size == (720, 440)
 
 
-def test_the_calibration_the_tests_use_is_the_one_the_recorded_calibration_run_fitted():
+def test_the_shipped_calibration_for_the_test_model_is_the_one_the_recorded_calibration_run_fitted(offline_models,
+                                                                                                 tmp_path):
     import tomllib
+
+    from marlin_agent.config import load_settings
+    from marlin_agent.verification.calibration import calibration_for
 
     results = Path(__file__).parents[1] / "evals" / "results"
     table = json.loads((results / "results.json").read_text())
-    calibration = tomllib.loads((results / "calibration.toml").read_text())
-    assert calibration["agent"]["threshold"] == table["presence/calibration"]["figures"]["fitted threshold"]
+    recorded = tomllib.loads((results / "calibration.toml").read_text())
+    settings = load_settings(env={"MARLIN_HOME": str(tmp_path), **offline_models})
+    shipped = calibration_for(settings, Path(offline_models["MARLIN_VERIFY_MODEL"]))
+    assert shipped.calibrated and shipped.fitted, shipped.describe()
+    assert shipped.threshold == recorded["agent"]["threshold"] == table["presence/calibration"]["figures"]["fitted threshold"]
+    assert shipped.weights == recorded["verify"]["weights"]
 
 
 def test_eval_search_reports_recall_of_videos_and_moments(suite, library_env, tmp_path):

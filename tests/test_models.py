@@ -73,7 +73,8 @@ def test_models_pull_reports_each_model_and_where_it_is_kept(offline_models, tmp
     result = invoke(["models", "pull", "--json"], env)
     assert result.exit_code == 0, result.stdout + result.stderr
     pulled = {m["role"]: m for m in json.loads(result.stdout)["models"]}
-    assert set(pulled) == {"embeddings", "verification", "speech"} and all(m["megabytes"] > 1 for m in pulled.values())
+    assert set(pulled) == {"embeddings", "verification", "wordnet", "speech"}
+    assert all(m["megabytes"] > 1 for m in pulled.values())
     assert pulled["embeddings"]["folder"] == offline_models["MARLIN_EMBED_MODEL"]
     assert set(json.loads(invoke(["models", "pull", "--json", "--no-transcribe"], env).stdout)["models"][0]) >= {"role"}
 

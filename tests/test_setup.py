@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import stat
 import tomllib
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -30,6 +31,26 @@ def _clean_env(home) -> dict:
     return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": None, "MARLIN_API_KEY": None}
 
 
+def test_doctor_fails_when_verification_cannot_run_and_says_when_weights_do_not_fit_the_model(home, tmp_path,
+                                                                                            offline_models):
+    missing = invoke(["doctor", "--json"], {**_clean_env(home), "MARLIN_VERIFY_MODEL": "some-org/unknown-nli"})
+    checks = {c["name"]: c for c in document(missing)["checks"]}
+    assert missing.exit_code != 0 and checks["verification"]["status"] == "fail"
+    assert "models pull" in checks["verification"]["fix"]
+
+    other = tmp_path / "another-nli"  # a model the shipped calibrations do not know
+    other.mkdir()
+    source = Path(offline_models["MARLIN_VERIFY_MODEL"])
+    for name in ("config.json", "tokenizer.json"):
+        (other / name).write_bytes((source / name).read_bytes())
+    (other / "model.onnx").write_bytes(b"not the same model")
+    unknown = invoke(["doctor", "--json"], {**_clean_env(home), **offline_models, "MARLIN_VERIFY_MODEL": str(other)})
+    checks = {c["name"]: c for c in document(unknown)["checks"]}
+    assert checks["verification"]["status"] == "warn"
+    assert "uncalibrated" in checks["verification"]["detail"]
+    assert "eval presence --fit" in checks["verification"]["fix"]
+
+
 def _assert_secret_nowhere(result, home):
     assert SECRET not in result.stdout + result.stderr
     for path in home.rglob("*"):
@@ -37,8 +58,8 @@ def _assert_secret_nowhere(result, home):
             assert SECRET.encode() not in path.read_bytes(), path
 
 
-def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator, home):
-    env = _clean_env(home)
+def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator, home, offline_models):
+    env = {**_clean_env(home), **offline_models}
     setup = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET, "--yes",
                     "--json"], env)
     assert setup.exit_code == 0, setup.stdout + setup.stderr
@@ -60,6 +81,7 @@ def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator,
     assert checks["server"]["detail"].endswith("answers with the stored key")
     assert checks["video_request"]["status"] == "ok"
     assert checks["credentials"]["status"] == "ok"
+    assert checks["verification"]["status"] == "ok" and "fitted for" in checks["verification"]["detail"]
     _assert_secret_nowhere(doctor, home)
 
     human = invoke(["doctor"], env)  # the table too
@@ -92,9 +114,9 @@ def test_setup_that_cannot_ask_says_what_to_pass(home):
     assert "--hosted --base-url URL --api-key KEY --yes" in document(result)["error"]["hint"]
 
 
-def test_doctor_turns_a_gated_model_into_the_access_link(simulator, home):
+def test_doctor_turns_a_gated_model_into_the_access_link(simulator, home, offline_models):
     simulator.state.fault = "deny_model"
-    result = invoke(["doctor", "--json"], {**_clean_env(home), "MARLIN_BASE_URL": simulator.base_url})
+    result = invoke(["doctor", "--json"], {**_clean_env(home), **offline_models, "MARLIN_BASE_URL": simulator.base_url})
     assert result.exit_code == 1
     failed = [c for c in document(result)["checks"] if c["status"] == "fail"]
     assert [c["name"] for c in failed] == ["model_access"]

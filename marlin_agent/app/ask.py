@@ -30,8 +30,10 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
     missing one should fail in seconds, not after indexing a folder."""
     from marlin_agent.library.indexer import index_inputs, open_library
     from marlin_agent.verification.entailment import entailment_model
+    from marlin_agent.verification.wordnet import open_wordnet
 
     await asyncio.to_thread(entailment_model, settings.verify, settings.cache_dir)
+    await asyncio.to_thread(open_wordnet, settings.verify.wordnet, settings.cache_dir)
 
     library = await asyncio.to_thread(open_library, settings)
     report = await index_inputs(inputs, settings, library, on_progress)
@@ -43,15 +45,32 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
             await client.close()
 
 
-def make_planner(settings: Settings, tools: Toolbox, planner_model=None):
-    """The LLM planner when a model is given or configured, else the pipeline planner."""
-    if planner_model is None and not settings.planner.enabled:
-        return PipelinePlanner(settings, tools)
-    from marlin_agent.chat_model import planner_model as build_model
-    from marlin_agent.planners.llm import LLMPlanner
+def make_planner(settings: Settings, library, client: MarlinClient | None, video_ids: list[str], planner_model=None):
+    """The LLM planner when a model is given or configured, else the pipeline planner; with its toolbox.
 
-    tools.marlin_budget = settings.planner.max_marlin_calls
-    return LLMPlanner(settings, tools, planner_model if planner_model is not None else build_model(settings.planner))
+    For the LLM planner the judge is built first, so the toolbox's verifier is complete from the start."""
+    if planner_model is None and not settings.planner.enabled:
+        tools = Toolbox(settings, library, client, video_ids=video_ids)
+        return PipelinePlanner(settings, tools), tools
+    from pydantic_ai import RunUsage
+
+    from marlin_agent.chat_model import planner_model as build_model
+    from marlin_agent.planners.llm import LLMPlanner, PlannerJudge
+
+    model = planner_model if planner_model is not None else build_model(settings.planner)
+    usage = RunUsage()
+    tools = Toolbox(settings, library, client, video_ids=video_ids, marlin_budget=settings.planner.max_marlin_calls,
+                    judge=PlannerJudge(model, usage, settings.planner.max_tokens))
+    return LLMPlanner(settings, tools, model, usage), tools
+
+
+def with_calibration(answer: Answer, tools: Toolbox) -> Answer:
+    """The answer saying whose weights made its confidences; an uncalibrated run says so in its words too."""
+    calibration = tools.verifier.calibration
+    text = answer.answer
+    if not calibration.calibrated:
+        text += f" (Confidences are {calibration.describe()}.)"
+    return answer.model_copy(update={"calibration": calibration.describe(), "answer": text})
 
 
 def _with_index_usage(answer: Answer, report, client: MarlinClient | None, **usage) -> Answer:
@@ -116,10 +135,21 @@ async def verifier(inputs: list[str], settings: Settings, on_progress=None):
 @asynccontextmanager
 async def answerer(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, ask)`` where ``ask(question, video_id)`` answers
-    as ``ask`` does (the pipeline planner) over that one video: for the presence evals."""
+    as ``ask`` does (the pipeline planner) over that one video: for the presence evals. With a planner
+    model configured, it judges each span (the judge's evidence is then in every candidate)."""
+    judge_model = None
+    if settings.planner.enabled:  # a calibration run fits the judge's weight too
+        from pydantic_ai import RunUsage
+
+        from marlin_agent.chat_model import planner_model as build_model
+        from marlin_agent.planners.llm import PlannerJudge
+
+        judge_model = build_model(settings.planner)
     async with _session(inputs, settings, on_progress) as (library, client, report):
         async def ask_one(question: str, video_id: str) -> Answer:
-            tools = Toolbox(settings, library, client, video_ids=[video_id])
+            judge = (PlannerJudge(judge_model, RunUsage(), settings.planner.max_tokens)  # a budget per question
+                     if judge_model is not None else None)
+            tools = Toolbox(settings, library, client, video_ids=[video_id], judge=judge)
             return await PipelinePlanner(settings, tools).answer(question, [video_id])
 
         yield report, ask_one
@@ -133,7 +163,8 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     find_prompt(event)  # refuse an unusable event before any work
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
-        answer = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
+        answer = with_calibration(await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id,
+                                                                                          start, end), tools)
     return _with_index_usage(answer, report, client)
 
 
@@ -157,11 +188,11 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
         build_model(settings.planner)  # a misconfigured planner fails before any indexing
     async with _session(inputs, settings, on_progress) as (library, client, report):
         video_ids = [v.id for v in report.videos]
-        tools = Toolbox(settings, library, client, video_ids=video_ids)
+        planner, tools = make_planner(settings, library, client, video_ids, planner_model)
         tools.note("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
                    f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
                    calls=report.marlin_calls, started=t)
-        answer = await make_planner(settings, tools, planner_model).answer(question, video_ids)
+        answer = with_calibration(await planner.answer(question, video_ids), tools)
         if clips_dir is not None and answer.moments:
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):

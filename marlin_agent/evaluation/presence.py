@@ -32,7 +32,10 @@ from marlin_agent.evaluation.log import QueryLog, write_json
 from marlin_agent.evaluation.metrics import PresencePoint as Point
 from marlin_agent.evaluation.metrics import best_threshold, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, find_video
-from marlin_agent.verification.confidence import FEATURES, confidence_of, features, fit
+from marlin_agent.verification.calibration import Calibration, calibration_for
+from marlin_agent.verification.confidence import feature_kinds, features, fit
+from marlin_agent.verification.entailment import model_folder
+from marlin_agent.verification.verifier import JUDGE_KIND, about_speech, combined
 
 MATCH_IOU = 0.5
 
@@ -55,6 +58,8 @@ class Candidate(BaseModel):
     confidence: float
     iou: float = 0.0
     features: dict[str, float]
+    speech: bool = False  # asked about what is said: speech may confirm it
+
 
 
 class PresenceResult(PresenceCase):
@@ -155,9 +160,9 @@ async def run_presence(cases: list[PresenceCase], videos: Path, settings: Settin
             if on_progress:
                 on_progress(n + 1, len(cases))
     rows = [done[case.key] for case in cases]
-    verify = settings.verify
-    report = presence_report(rows, settings.agent.threshold, suite, refit,
-                             score=lambda c: confidence_of(c.features, verify.weights, verify.bias))
+    calibration = calibration_for(settings, model_folder(settings.verify, settings.cache_dir))
+    report = presence_report(rows, calibration.threshold, suite, refit,
+                             score=lambda c: combined(c.features, calibration, c.speech))
     write_json(out / "presence_curve.json", [p.model_dump() for p in report.curve])
     return report
 
@@ -171,6 +176,7 @@ async def _check(case: PresenceCase, path: Path | None, ids: dict[str, str], ask
             raise VideoNotFound(f"video {case.video_id} is not in {videos} or could not be indexed")
         answer = await ask(case.query, library_id)
         candidates = [Candidate(start=m.start, end=m.end, confidence=m.confidence, features=features(m.evidence),
+                                speech=about_speech(case.query),
                                 iou=round(temporal_iou((m.start, m.end), case.span), 4) if case.span else 0.0)
                       for m in answer.moments + answer.rejected]
         best = max(candidates, key=lambda c: c.confidence, default=None)
@@ -236,13 +242,25 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
 def fit_weights(rows: list[PresenceResult]) -> Fitted:
     """Verification weights learned from every candidate of a run (right span of a present event = 1)."""
     samples = [(c.features, row.present and c.iou >= MATCH_IOU) for row in rows for c in row.candidates]
-    kinds = tuple(k for k in FEATURES if any(k in f for f, _ in samples))
+    # The judge is fitted last, on top of the rest: a pipeline run has none, and the threshold must
+    # hold without it (with one, it can only lower a confidence).
+    kinds = tuple(k for k in feature_kinds() if k != JUDGE_KIND and any(k in f for f, _ in samples))
     weights, bias = fit([f for f, _ in samples], [label for _, label in samples], kinds)
+    judged = [(f, label) for f, label in samples if JUDGE_KIND in f]
+    if judged:
+        offsets = [bias + sum(weights.get(k, 0.0) * v for k, v in f.items()) for f, _ in judged]
+        judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (JUDGE_KIND,), offsets=offsets,
+                       with_bias=False)
+        weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
 
-    def score(candidate: Candidate) -> float:
-        return confidence_of(candidate.features, weights, bias)
+    def curve_point(threshold: float) -> Point:
+        # The verifier's rules (speech corroborates) depend on the threshold, so each point is scored at its own;
+        # without the judge, as a pipeline run scores.
+        calibration = Calibration(model="fitted", weights=weights, bias=bias, threshold=threshold)
+        return _point(rows, threshold, lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND},
+                                                          calibration, c.speech))
 
-    best = best_threshold(_curve(rows, score))
+    best = best_threshold([curve_point(i / 100) for i in range(101)])
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fitted(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, separation=separation)

@@ -61,7 +61,7 @@ def render(table: dict) -> str:
     lines = ["# Eval results", "",
              "Written by `marlin-agent eval ...`; one row per suite, latest run. Figures are percentages",
              "(R1@t, mIoU × 100, recall@k) or fractions (precision, recall, F1).", ""]
-    for kind in ("grounding", "presence", "search", "extract"):
+    for kind in ("grounding", "presence", "search", "extract", "injection"):
         rows = {k: v for k, v in sorted(table.items()) if v.get("kind") == kind}
         if not rows:
             continue

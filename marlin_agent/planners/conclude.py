@@ -35,6 +35,8 @@ def weakest(moment: Moment) -> str:
              "nothing Marlin describes there says it"]
     if "contradiction" in by_kind and by_kind["contradiction"].score >= 0.5:
         parts.append(f'"{by_kind["contradiction"].text}" contradicts it')
+    if "lexical_conflict" in by_kind:
+        parts.append(f"the words disagree: {by_kind['lexical_conflict'].text}")
     if "best_match" in by_kind and by_kind["best_match"].score < 0.4:
         parts.append(by_kind["best_match"].text)
     if "transcript" in by_kind:

@@ -11,16 +11,16 @@ from __future__ import annotations
 import asyncio
 import time
 
+from marlin_agent.clock import clock
 from marlin_agent.config import Settings
-from marlin_agent.domain import Answer, Moment, Usage, VideoRef
+from marlin_agent.domain import Answer, Evidence, Moment, Usage, VideoRef
 from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
 from marlin_agent.library.store import SearchHit
 from marlin_agent.planners.conclude import decide, summary
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.tools import Toolbox, centred_window
-from marlin_agent.verification.confidence import confidence
-from marlin_agent.verification.entailment import entailment_model
-from marlin_agent.verification.signals import entailment_evidence, iou, spoken, text_evidence, text_similarities
+from marlin_agent.verification.signals import iou
+from marlin_agent.verification.verifier import about_speech
 
 __all__ = ["PipelinePlanner", "candidate_windows", "event_description"]
 
@@ -53,8 +53,12 @@ class PipelinePlanner:
         grounding = await self.tools.find(ref.id, event, start, end)
         for failure in grounding.failures:
             self.tools.note("find", f"{ref.title}: {failure}")
-        return [(await self.tools.verify_span(ref.id, event, s.start, s.end, (s.window_start, s.window_end))).moment
-                for s in grounding.spans]
+        moments = []
+        for found in grounding.spans:
+            found = await self.tools.whole_span(ref.id, event, found)
+            moments.append((await self.tools.verify_span(ref.id, event, found.start, found.end,
+                                                         (found.window_start, found.window_end))).moment)
+        return moments
 
     async def check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
         checked = await asyncio.gather(*(self._check(event, ref, s, e) for ref, s, e in windows),
@@ -72,17 +76,21 @@ class PipelinePlanner:
     async def answer(self, question: str, video_ids: list[str]) -> Answer:
         started = time.monotonic()
         event = event_description(question)
-        self.tools.note("understand", f'grounding the event "{event}"')
+        self.tools.speech_question = about_speech(question)
+        self.tools.note("understand", f'grounding the event "{event}"'
+                        + (" (a question about what is said: answered from the transcript)"
+                           if self.tools.speech_question else ""))
         search = await self.tools.search(event, _SEARCH_DEPTH, video_ids)
         records = {v: await asyncio.to_thread(self.tools.library.get_video, v) for v in video_ids}
         durations = {v: r.duration for v, r in records.items() if r}
         windows = candidate_windows(search.hits, durations, self.settings.agent.max_windows)
         self.tools.note("plan", f"{len(windows)} candidate windows from {len(search.hits)} hits")
-        if windows and self.tools.client is None:
-            raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
         moments = await self._spoken(event, search.hits)
-        moments += await self.check_windows(event, [(hit.video, s, e) for hit, s, e in windows])
-        moments += await self._described(event, search.hits, moments)
+        if not self.tools.speech_question:  # Marlin sees, it does not hear: what is said is in the transcript
+            if windows and self.tools.client is None:
+                raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
+            moments += await self.check_windows(event, [(hit.video, s, e) for hit, s, e in windows])
+            moments += await self._described(event, search.hits, moments)
         return self.conclude(question, event, moments, len(video_ids), started)
 
     async def _described(self, event: str, hits: list[SearchHit], grounded: list[Moment]) -> list[Moment]:
@@ -109,38 +117,36 @@ class PipelinePlanner:
         """``find --verify``: ground ``event`` in every chunk of one video and keep what the evidence backs."""
         started = time.monotonic()
         grounding = await self.tools.find(video_id, event, start, end)
-        moments = [(await self.tools.verify_span(video_id, event, s.start, s.end, (s.window_start, s.window_end))).moment
-                   for s in grounding.spans]
+        self.tools.speech_question = about_speech(event)
+        moments = []
+        for found in grounding.spans:
+            found = await self.tools.whole_span(video_id, event, found)
+            moments.append((await self.tools.verify_span(video_id, event, found.start, found.end,
+                                                         (found.window_start, found.window_end))).moment)
         return self.conclude(event, event, moments, 1, started)
 
     async def _spoken(self, event: str, hits: list[SearchHit]) -> list[Moment]:
         """Moments that are said rather than shown: transcript lines among the best hits.
 
         Marlin grounds what it sees, so an event that exists only in speech would otherwise
-        never be confirmed; the line's own span is the candidate and whether it says the
-        event (entailment) the evidence.
+        never be confirmed; the line's own span is the candidate, and the verifier reads it like
+        any other (for a question about what is seen, speech alone cannot confirm it).
         """
-        lines = [hit for hit in hits[: self.settings.agent.max_windows * 2] if hit.source == "transcript"]
-        if not lines:
-            return []
-        model = await asyncio.to_thread(entailment_model, self.settings.verify, self.settings.cache_dir)
-        scores = await asyncio.to_thread(model.score, [(spoken(hit.text), event) for hit in lines])
-        query = await self.tools.embed_query(event)
-        similarities = await asyncio.to_thread(text_similarities, self.tools.library.embedder.embed, event, query,
-                                               [hit.text for hit in lines])
+        reach = len(hits) if self.tools.speech_question else self.settings.agent.max_windows * 2
+        lines = [hit for hit in hits[:reach] if hit.source == "transcript"]
         moments = []
-        verify = self.settings.verify
-        for hit, score, similarity in zip(lines, scores, similarities):
-            row = hit.model_dump()
-            evidence = [e for e in (entailment_evidence("transcript", (hit.start, hit.end), [row], [score]),
-                                    text_evidence("similarity", (hit.start, hit.end), [row], [similarity])) if e]
-            if evidence:
-                moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, evidence=evidence,
-                                      confidence=confidence(evidence, verify.weights, verify.bias)))
+        verifier = self.tools.verifier
+        for hit in lines:
+            texts = await self.tools.span_texts(hit.video.id, event, (hit.start, hit.end))
+            evidence = [Evidence(kind="grounding", text=f'said at {clock(hit.start)}–{clock(hit.end)}: "{hit.text}"',
+                                 start=hit.start, end=hit.end, score=1.0)]
+            evidence += await asyncio.to_thread(verifier.read, texts)
+            moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, evidence=evidence,
+                                  confidence=verifier.confidence(evidence, self.tools.speech_question)))
         return moments
 
     def conclude(self, question: str, event: str, moments: list[Moment], videos: int, started: float) -> Answer:
-        accepted, rejected = decide(moments, self.settings.agent.threshold)
+        accepted, rejected = decide(moments, self.tools.verifier.threshold)
         return Answer(question=question, found=bool(accepted), answer=summary(event, accepted, rejected, videos),
                       moments=accepted, rejected=rejected, trace=self.tools.trace,
                       usage=Usage(marlin_calls=self.tools.marlin_calls, seconds=round(time.monotonic() - started, 3)))

@@ -234,6 +234,34 @@ def _planner(settings: Settings) -> Check:
                  detail=f"{planner.model} at {planner.base_url} (HTTP {response.status_code})")
 
 
+def _verification(settings: Settings) -> list[Check]:
+    """The entailment model and WordNet that verification reads, found without downloading, and whether
+    the weights in force were fitted for that model."""
+    from marlin_agent.model_store import cached_folder, is_complete
+    from marlin_agent.verification.calibration import FIT_COMMAND, calibration_for
+    from marlin_agent.verification.wordnet import find_folder
+
+    verify = settings.verify
+    local = Path(verify.model).expanduser()
+    folder = local if local.is_dir() else cached_folder(verify.model, settings.cache_dir / "models")
+    checks = []
+    if is_complete(folder, ["config.json", "tokenizer.json", "*.onnx"]) or is_complete(folder, ["config.json", "tokenizer.json", verify.model_file]):
+        calibration = calibration_for(settings, folder)
+        status = "ok" if calibration.calibrated else "warn"
+        checks.append(Check(name="verification", status=status, detail=f"{verify.model}: {calibration.describe()}",
+                            fix=None if calibration.calibrated else f"{FIT_COMMAND} on a labelled suite (evals/README.md)"))
+    else:
+        checks.append(Check(name="verification", status="fail", detail=f"the entailment model {verify.model} is not "
+                            f"downloaded ({folder})", fix="marlin-agent models pull (while connected), or set "
+                            "MARLIN_VERIFY_MODEL to a local copy"))
+    wordnet = find_folder(verify.wordnet, settings.cache_dir)
+    checks.append(Check(name="wordnet", status="ok", detail=f"WordNet in {wordnet}") if wordnet else
+                  Check(name="wordnet", status="fail", detail="WordNet (for the lexical signal) is not found",
+                        fix="marlin-agent models pull (while connected), apt install wordnet-base, or set "
+                            "MARLIN_WORDNET to WordNet 3.0's dict folder"))
+    return checks
+
+
 def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None = None,
                start_engine: bool = True) -> DoctorReport:
     """Every check; with ``start_engine``, an installed local engine is started (as any command would) to test it."""
@@ -256,6 +284,6 @@ def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None 
         planner_engine, settings = _planner_engine(settings, start_engine)
         if planner_engine:
             checks.append(planner_engine)
-        checks += [_planner(settings), _disk(settings), _index(settings)]
+        checks += [_planner(settings), *_verification(settings), _disk(settings), _index(settings)]
     checks += _extras()
     return DoctorReport(ok=all(c.status != "fail" for c in checks), checks=checks)

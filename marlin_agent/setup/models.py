@@ -10,7 +10,7 @@ from marlin_agent.config import Settings
 
 
 class ModelCopy(BaseModel):
-    role: str  # embeddings | verification | speech
+    role: str  # embeddings | verification | wordnet | speech
     name: str
     folder: str
     megabytes: float
@@ -26,10 +26,12 @@ def pull_models(settings: Settings, speech: bool = True) -> list[ModelCopy]:
     from marlin_agent.library.embeddings import Embedder
     from marlin_agent.library.transcripts import Transcriber
     from marlin_agent.verification.entailment import model_folder
+    from marlin_agent.verification.wordnet import resolve_wordnet
 
     cache = settings.cache_dir / "models"
     found = [("embeddings", settings.library.embed_model, Path(Embedder(settings.library.embed_model, cache).folder())),
-             ("verification", settings.verify.model, model_folder(settings.verify, settings.cache_dir))]
+             ("verification", settings.verify.model, model_folder(settings.verify, settings.cache_dir)),
+             ("wordnet", "WordNet 3.0", resolve_wordnet(settings.verify.wordnet, settings.cache_dir))]
     if speech:
         transcriber = Transcriber(settings.library.whisper_model, cache=cache)
         found.append(("speech", transcriber.model_name, Path(transcriber.folder())))

@@ -39,24 +39,12 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
-from marlin_agent.verification.confidence import confidence
-from marlin_agent.verification.entailment import entailment_model
-from marlin_agent.verification.signals import (
-    best_match_evidence,
-    contradiction_evidence,
-    entailment_evidence,
-    regrounding_evidence,
-    spoken,
-    text_evidence,
-    text_similarities,
-    tighter_window,
-)
-
-# A judge reads Marlin's fresh caption of a span and says whether the event is in it:
-# (score in 0..1, a one-line reason).
-Judge = Callable[[str, SpanCaption], Awaitable[tuple[float, str]]]
+from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
+from marlin_agent.verification.verifier import Judge, Verifier
 
 WINDOW_SECONDS = 60.0
+# A grounded span this close to an edge of its window (where the video goes on) may be cut by it.
+EDGE_SECONDS = 1.0
 # Search hits a planner may ask for at once: more costs its context and finds nothing better.
 _MOST_HITS = 50
 # The tools a planner model is handed: their signatures and docstrings are what it sees.
@@ -97,10 +85,13 @@ class Toolbox:
         self.client = client
         self.scope = list(video_ids) if video_ids is not None else None
         self.marlin_budget = marlin_budget
-        self.judge = judge
+        self.verifier = Verifier(settings, library.embedder.embed, judge)
+        # Set by the planner from the question: a question about what is said is answered from speech.
+        self.speech_question = False
         self.marlin_calls = 0
         self.trace: list[TraceStep] = []
         self.verified: list[Moment] = []
+        self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
         self._infos: dict[str, VideoInfo] = {}
         self._refs: dict[str, VideoRef] = {}
         self._vectors: dict[str, np.ndarray] = {}
@@ -267,6 +258,35 @@ class Toolbox:
         return Grounding(video=ref, event=event, spans=spans, failures=failures,
                          cost=self._done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
 
+    async def whole_span(self, video_id: str, event: str, found: GroundedSpan) -> GroundedSpan:
+        """``found``, or the whole event when the window it came from cut it.
+
+        A span that touches an edge of its window (where the video goes on) may be the part of a
+        longer event that the window held; Marlin answers that part truthfully. It is grounded
+        again in a window centred on it, which holds the event whole, and the new span is taken
+        when it covers the cut one. One Marlin call, only for spans at an edge.
+        """
+        video = await self.video_info(video_id)
+        cut_start = found.window_start > 0 and found.start - found.window_start <= EDGE_SECONDS
+        cut_end = found.window_end < video.duration and found.window_end - found.end <= EDGE_SECONDS
+        if not (cut_start or cut_end):
+            return found
+        window = centred_window(found.start, found.end, video.duration)
+        if abs(window[0] - found.window_start) < 1.0 and abs(window[1] - found.window_end) < 1.0:
+            return found
+        meter = _Meter()
+        again = await self._ground(video, event, *window, meter)
+        ref = await self._ref(video_id)
+        covers = again is not None and again[0] <= found.start + EDGE_SECONDS and again[1] >= found.end - EDGE_SECONDS
+        whole = (GroundedSpan(start=again[0], end=again[1], window_start=window[0], window_end=window[1])
+                 if covers else found)
+        self._done("find", f'"{event}" at {ref.title} {clock(found.start)}–{clock(found.end)} touched the edge of '
+                   f"{clock(found.window_start)}–{clock(found.window_end)}; grounded again on "
+                   f"{clock(window[0])}–{clock(window[1])}: "
+                   + (f"the whole event is {clock(whole.start)}–{clock(whole.end)}" if covers else "kept as it was"),
+                   meter)
+        return whole
+
     async def transcript(self, video_id: str, start: float, end: float) -> TranscriptLines:
         """What is said between `start` and `end` seconds, line by line with times. Free (no Marlin call).
 
@@ -315,8 +335,11 @@ class Toolbox:
         video = await self.video_info(video_id)
         span = (start, end)
         shown = window or centred_window(start, end, video.duration)
-        proposal = (f"Marlin placed it at {clock(start)}–{clock(end)} when shown {clock(shown[0])}–{clock(shown[1])}"
-                    if proposed_by == "grounding" else f"Marlin's caption has an event at {clock(start)}–{clock(end)}")
+        proposal = {"grounding": f"Marlin placed it at {clock(start)}–{clock(end)} when shown "
+                                 f"{clock(shown[0])}–{clock(shown[1])}",
+                    "caption": f"Marlin's caption has an event at {clock(start)}–{clock(end)}",
+                    "planner": f"the planner reported {clock(start)}–{clock(end)} after verifying another event "
+                               "there; verified again for the event asked"}[proposed_by]
         evidence = [Evidence(kind="grounding", text=proposal, start=start, end=end, score=1.0)]
         # Out of budget, verification still reads the free signals and keeps the moment: a
         # run cut short must not lose what it found. The next Marlin call stops the run.
@@ -329,46 +352,39 @@ class Toolbox:
             evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
                                      score=1.0))
         fresh = None
-        if (self.settings.verify.fresh_caption or self.judge is not None) and not budget_spent:
+        # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
+        if ((self.settings.verify.fresh_caption or self.verifier.judge is not None) and not budget_spent
+                and not self.speech_question):
             fresh = await self._fresh_caption(video_id, span, video.duration, meter)
-        events = await asyncio.to_thread(self.library.segments, video_id, "event")
-        lines = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "transcript"), start, end, 1.0)
-        fresh_rows = [{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else []
-        evidence += await asyncio.to_thread(self._entailment, event, span, events, fresh_rows, lines)
-        nearby = _overlapping(events, start, end, 1.0) + lines
-        if nearby:
-            query = await self.embed_query(event)
-            similarities = await asyncio.to_thread(text_similarities, self.library.embedder.embed, event, query,
-                                                   [r["text"] for r in nearby])
-            found = text_evidence("similarity", span, nearby, similarities)
-            if found:
-                evidence.append(found)
-        if self.judge is not None and fresh is not None:
-            score, reason = await self.judge(event, fresh)
+        texts = await self.span_texts(video_id, event, span, fresh)
+        evidence += await asyncio.to_thread(self.verifier.read, texts)
+        if self.verifier.judge is not None and fresh is not None:
+            score, reason = await self.verifier.judge(event, fresh)
             evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
                                      score=round(min(1.0, max(0.0, score)), 3)))
         moment = Moment(video=ref, start=start, end=end, evidence=evidence,
-                        confidence=confidence(evidence, self.settings.verify.weights, self.settings.verify.bias))
+                        confidence=self.verifier.confidence(evidence, self.speech_question))
         self.verified.append(moment)
-        threshold = self.settings.agent.threshold
-        return Verification(moment=moment, passed=moment.confidence >= threshold, threshold=threshold,
+        self.verified_for[id(moment)] = event
+        threshold = self.verifier.threshold
+        return Verification(moment=moment, passed=self.verifier.passes(moment.confidence), threshold=threshold,
                             cost=self._done("verify", f'"{event}" at {ref.title} {clock(start)}–{clock(end)}: '
                                             f"confidence {moment.confidence:.2f}", meter))
 
-    def _entailment(self, event: str, span: tuple[float, float], events: list[dict], fresh: list[dict],
-                    lines: list[dict]) -> list[Evidence]:
-        """What the entailment model makes of the index's events, the fresh caption and the speech."""
-        model = entailment_model(self.settings.verify, self.settings.cache_dir)
-        premises = [r["text"] for r in events] + [r["text"] for r in fresh] + [spoken(r["text"]) for r in lines]
-        scores = model.score([(premise, event) for premise in premises])
-        indexed, fresh_scores, line_scores = (scores[:len(events)], scores[len(events):len(events) + len(fresh)],
-                                              scores[len(events) + len(fresh):])
-        found = [entailment_evidence("caption_event", span, events, indexed),
-                 entailment_evidence("fresh_caption", span, fresh, fresh_scores),
-                 entailment_evidence("transcript", span, lines, line_scores),
-                 contradiction_evidence(span, events + fresh, indexed + fresh_scores),
-                 best_match_evidence(span, events, indexed)]
-        return [item for item in found if item is not None]
+    async def span_texts(self, video_id: str, event: str, span: tuple[float, float],
+                         fresh: SpanCaption | None = None) -> SpanTexts:
+        """What the index (and a fresh caption) says about ``span``, as the verifier reads it.
+
+        For a question about what is seen: the video's caption events, the fresh caption's, and the
+        lines said around the span. For a question about what is said: the video's spoken lines
+        take the place of its caption events (what is seen does not answer it)."""
+        lines = await asyncio.to_thread(self.library.segments, video_id, "transcript")
+        if self.speech_question:
+            return SpanTexts(event=event, span=span, events=lines, about_speech=True)
+        events = await asyncio.to_thread(self.library.segments, video_id, "event")
+        return SpanTexts(event=event, span=span, events=events,
+                         fresh=[{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else [],
+                         lines=_overlapping(lines, span[0], span[1], 1.0))
 
     async def _reground(self, video: VideoInfo, event: str, span: tuple[float, float], shown: tuple[float, float],
                         meter: _Meter, evidence: list[Evidence]) -> bool:

@@ -13,15 +13,22 @@ import math
 import numpy as np
 
 from marlin_agent.domain import Evidence
+from marlin_agent.verification.signals import signal_kinds
 
-FEATURES = ("caption_event", "fresh_caption", "transcript", "contradiction", "best_match", "similarity",
-            "regrounding", "judge")
+# Evidence the verifier adds itself (it needs Marlin or the planner LLM), besides the registered signals'.
+VERIFIER_KINDS = ("regrounding", "judge")
+
+
+def feature_kinds() -> tuple[str, ...]:
+    """Every kind of evidence that enters the confidence: the signals' and the verifier's own."""
+    return (*signal_kinds(), *VERIFIER_KINDS)
 
 
 def features(evidence: list[Evidence]) -> dict[str, float]:
+    """Each kind's best score; ``grounding`` (where the span came from) is a note, not a feature."""
     found: dict[str, float] = {}
     for item in evidence:
-        if item.kind in FEATURES:
+        if item.kind != "grounding":
             value = 2 * item.score - 1 if item.kind == "judge" else item.score
             found[item.kind] = max(found.get(item.kind, value), value)
     return found
@@ -38,16 +45,21 @@ def confidence_of(found: dict[str, float], weights: dict[str, float], bias: floa
 
 
 def fit(rows: list[dict[str, float]], labels: list[bool], kinds: tuple[str, ...], l2: float = 0.01,
-        steps: int = 4000) -> tuple[dict[str, float], float]:
-    """Logistic regression (gradient descent, light L2) on feature rows; (weights, bias)."""
+        steps: int = 4000, offsets: list[float] | None = None, with_bias: bool = True) -> tuple[dict[str, float], float]:
+    """Logistic regression (gradient descent, light L2) on feature rows; (weights, bias).
+
+    ``offsets`` (one logit per row, held fixed) fit a few more weights on top of ones already
+    fitted: the judge's, on the rows it read, after the rest were fitted without it."""
     x = np.array([[row.get(kind, 0.0) for kind in kinds] for row in rows], dtype=np.float64)
     y = np.array(labels, dtype=np.float64)
+    fixed = np.array(offsets if offsets is not None else [0.0] * len(rows), dtype=np.float64)
     w, b = np.zeros(len(kinds)), 0.0
     # Each class weighs the same, so a calibration set with more positives does not buy recall with precision.
     balance = np.where(y == 1, 0.5 / max(1, y.sum()), 0.5 / max(1, len(y) - y.sum()))
     for _ in range(steps):
-        p = 1 / (1 + np.exp(-(x @ w + b)))
+        p = 1 / (1 + np.exp(-(x @ w + b + fixed)))
         error = (p - y) * balance
         w -= 2.0 * (x.T @ error + l2 * w)
-        b -= 2.0 * error.sum()
+        if with_bias:
+            b -= 2.0 * error.sum()
     return {kind: round(float(value), 3) for kind, value in zip(kinds, w)}, round(float(b), 3)

@@ -1,18 +1,87 @@
-"""Evidence from texts: which rows of the index overlap a span, and what they say about the event.
+"""Signals: each reads what is said about a span and gives evidence for or against the asked event.
 
-Meaning comes from the entailment model (``entailment.py``): a caption event or a spoken
-line that entails the event backs the span, one that contradicts it counts against. MiniLM
-similarity stays as a weak, cheap signal. Re-grounding stability is kept for servers where
-it measurably separates present from absent (it does not on realistic footage: a grounding
-model asked about something absent lands on the most similar real event in any window).
+A signal is a class in a module of this package, registered with ``@signal``: its ``kinds``
+(the evidence it gives, each a feature with its own weight under ``[verify.weights]``) and a
+``read(texts)`` that turns a span's texts into evidence. The verifier finds every signal here
+by itself, so adding one is its module and its weights, nothing else. Signals that need a
+model get it from the settings they are built with, and load it once per process.
+
+Below the registry: the helpers signals share (overlap, similarity, entailment evidence).
 """
 
 from __future__ import annotations
 
+import importlib
+import pkgutil
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import ClassVar, Protocol
+
 import numpy as np
 
+from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import Entailment
+
+Embed = Callable[[list[str]], np.ndarray]
+
+
+@dataclass(frozen=True)
+class SpanTexts:
+    """Everything said about one candidate span, in the video's own seconds."""
+
+    event: str  # the event asked about, as a plain sentence
+    span: tuple[float, float]
+    events: list[dict]  # every caption event of the video, from the index (start, end, text)
+    fresh: list[dict] = field(default_factory=list)  # the events of a fresh caption of the span alone
+    lines: list[dict] = field(default_factory=list)  # transcript lines around the span
+    about_speech: bool = False  # the question asks what is said, not what is seen
+
+    @property
+    def described(self) -> list[dict]:
+        """Caption events (indexed and fresh) that overlap the span."""
+        return [row for row in self.events + self.fresh if overlap_credit(self.span, row) > 0]
+
+
+class Signal(Protocol):
+    kinds: ClassVar[tuple[str, ...]]
+    # Optional: kinds whose score at or above the level means "this contradicts the event" (a veto).
+    vetoes: ClassVar[dict[str, float]]
+
+    def read(self, texts: SpanTexts) -> list[Evidence]: ...
+
+
+_REGISTRY: dict[str, type] = {}
+
+
+def signal(cls: type) -> type:
+    """Register a signal class (its ``kinds`` must be new)."""
+    for kind in cls.kinds:
+        if kind in _REGISTRY and _REGISTRY[kind] is not cls:
+            raise ValueError(f"evidence kind {kind!r} is given by {_REGISTRY[kind].__name__} already")
+        _REGISTRY[kind] = cls
+    return cls
+
+
+def registered() -> list[type]:
+    """Every signal class in this package, each once, in a stable order."""
+    for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
+        importlib.import_module(f"{__name__}.{module}")
+    return sorted(set(_REGISTRY.values()), key=lambda cls: cls.__name__)
+
+
+def signal_kinds() -> tuple[str, ...]:
+    """The evidence kinds the registered signals give."""
+    return tuple(kind for cls in registered() for kind in cls.kinds)
+
+
+def signal_vetoes() -> dict[str, float]:
+    """Kinds of evidence that contradict the event outright at or above a score (a signal's ``vetoes``)."""
+    return {kind: level for cls in registered() for kind, level in getattr(cls, "vetoes", {}).items()}
+
+
+def build_signals(settings: Settings, embed: Embed) -> list[Signal]:
+    return [cls(settings, embed) for cls in registered()]
 
 # MiniLM cosine below which text is unrelated, and where it means a full match.
 _SIMILARITY_FLOOR = 0.45

@@ -1,0 +1,107 @@
+"""The verifier: every signal and the decision, built complete once per run.
+
+Both planners and the toolbox call it; nothing else decides whether a moment may be
+reported. It reads the registered signals over a span's texts, then turns the evidence into
+one confidence with the rules that keep an answer honest:
+
+- **Seen, not only said.** For a question about what is seen, speech corroborates but cannot
+  confirm: when the visual evidence alone falls clearly short, the confidence is the visual
+  one. A question about what is said ("when does she mention the budget") is answered from
+  the transcript, and the answer says so.
+- **A contradiction vetoes.** Evidence a signal declares a veto (the lexical signal's: a description
+  over the span that denies a key word of the event, "a red square" for "the red circle", "closes"
+  for "opens") keeps the moment under the threshold, however alike the rest reads: that is what a
+  near miss looks like.
+- **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
+  caption can only lower the confidence: a found moment needs its other evidence to pass on
+  its own, so text in the footage that talks the judge into "yes" changes nothing.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Awaitable, Callable
+from functools import cached_property
+from typing import Any
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import Evidence
+from marlin_agent.verification.calibration import Calibration, calibration_for
+from marlin_agent.verification.confidence import confidence_of, features
+from marlin_agent.verification.entailment import model_folder
+from marlin_agent.verification.signals import Embed, SpanTexts, build_signals, signal_vetoes
+
+# A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
+# layer) and says whether the event is in it: (score in 0..1, a one-line reason).
+Judge = Callable[[str, Any], Awaitable[tuple[float, str]]]
+
+# Evidence that comes from speech, and from outside the footage.
+SPEECH_KINDS = frozenset({"transcript"})
+JUDGE_KIND = "judge"
+# Speech may lift a seen event over the threshold only when what is seen comes this close on its own.
+SPEECH_MARGIN = 0.1
+# Evidence a signal declares a veto (see signals.signal_vetoes) keeps a moment this far under the threshold.
+CONTRADICTED_MARGIN = 0.05
+
+_SPEECH_QUESTION = re.compile(
+    r"\b(say|says|said|saying|mention|mentions|mentioned|mentioning|talk|talks|talked|talking|speak|speaks|spoke|"
+    r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|ask|asks|asked|shout|shouts|"
+    r"shouted|call out|calls out|word|words|quote|quotes)\b", re.IGNORECASE)
+
+
+def about_speech(question: str) -> bool:
+    """Does the question ask what is said (answered from transcripts) rather than what is seen?"""
+    return bool(_SPEECH_QUESTION.search(question))
+
+
+def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False) -> float:
+    """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes)."""
+    weights, bias = calibration.weights, calibration.bias
+    everything = confidence_of({k: v for k, v in found.items() if k != JUDGE_KIND}, weights, bias)
+    decided = everything
+    if not speech_question:
+        seen = confidence_of({k: v for k, v in found.items() if k not in SPEECH_KINDS and k != JUDGE_KIND},
+                             weights, bias)
+        if seen < calibration.threshold - SPEECH_MARGIN:
+            decided = min(everything, seen)
+    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()):
+        decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
+    if JUDGE_KIND in found:
+        decided = min(decided, confidence_of(found, weights, bias))
+    return decided
+
+
+class Verifier:
+    """Signals, weights, threshold and judge for one run; ``read`` gathers evidence, ``confidence`` decides."""
+
+    def __init__(self, settings: Settings, embed: Embed, judge: Judge | None = None) -> None:
+        self.settings = settings
+        self.judge = judge
+        self.signals = build_signals(settings, embed)
+
+    @cached_property
+    def calibration(self) -> Calibration:
+        """The weights and threshold for the entailment model in use (resolved on first need)."""
+        return calibration_for(self.settings, model_folder(self.settings.verify, self.settings.cache_dir))
+
+    @property
+    def weights(self) -> dict[str, float]:
+        return self.calibration.weights
+
+    @property
+    def bias(self) -> float:
+        return self.calibration.bias
+
+    @property
+    def threshold(self) -> float:
+        return self.calibration.threshold
+
+    def read(self, texts: SpanTexts) -> list[Evidence]:
+        """Evidence from every registered signal (free: no Marlin call)."""
+        return [item for reader in self.signals for item in reader.read(texts)]
+
+    def confidence(self, evidence: list[Evidence], speech_question: bool = False) -> float:
+        return combined(features(evidence), self.calibration, speech_question)
+
+    def passes(self, confidence: float) -> bool:
+        return confidence >= self.threshold
