@@ -1,0 +1,422 @@
+"""Lexical alignment: which words of the asked event does a description say, and which does it deny?
+
+Natural-logic entailment in miniature, over WordNet. The asked event's content words (who,
+what they do, to what, and how it looks) are each aligned with the best word of the
+description: the same word or a synonym supports it, and so does a more specific word (a
+"cyclist" is a "rider"); a more general word supports it in part. A sibling under a close
+common parent ("square" for "circle", "goalkeeper" for "striker", "corner kick" for "shot"),
+an antonym ("closes" for "opens") or a negation counts against it. A key word with nothing
+aligned gives no support, which is what separates a near miss from a paraphrase when
+embeddings and a small entailment model both see "the same scene".
+
+It needs no model: only WordNet's files, and a few milliseconds per pair.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import ClassVar
+
+from marlin_agent.config import Settings
+from marlin_agent.domain import Evidence
+from marlin_agent.verification.signals import Embed, SpanTexts, iou, signal
+from marlin_agent.verification.wordnet import WordNet, open_wordnet
+
+# Words that carry no event of their own: articles, pronouns, auxiliaries, prepositions.
+STOPWORDS = frozenset("""
+a an the this that these those there here it its it's they them their he him his she her hers we us our you your
+i me my mine who whom whose which what when where why how whenever while during before after until since as
+is are was were be been being am do does did doing done has have had having will would shall should can could
+may might must of for per via in on at to from by with into onto upon over under out off up down about around through across
+along toward towards against between among behind beside near than then so and or but if because also just
+very really quite too once again still yet ever some any each every all both either neither such own same
+someone somebody something anyone anybody anything everyone everybody everything one ones time times moment
+video clip footage scene camera shot view frame
+""".split())
+# Words that say little about which event it is: they weigh less than the words that do.
+GENERIC = frozenset("""
+appear appears appeared appearing happen happens happened happening occur occurs occurred take takes took taken
+taking place get gets got getting go goes went going gone come comes came coming make makes made making see seen
+show shows shown showing start starts started starting begin begins began begun beginning seem seems way thing things
+person people man woman men women guy lady
+""".split())
+# Verbs of saying: when the description is a spoken line, the line itself is the saying.
+SPEECH_VERBS = frozenset("""
+say says said saying mention mentions mentioned announce announces announced explain explains explained tell tells
+told talk talks talked speak speaks spoke state states stated remind reminds reminded ask asks asked shout shouts
+""".split())
+# Directions a description can reverse without any content word differing ("behind" / "in front of").
+# Only those that keep their landmark: "away from the house" and "toward the street" agree.
+# ("in", "on" and "off" also say where a thing is, "in red", "on the bend", so they are left out.)
+_OPPOSITE_WAYS = {"into": {"out", "outside"}, "inside": {"outside", "out"}, "indoors": {"outdoors", "outside", "out"},
+                  "out": {"into", "inside", "indoors"}, "outside": {"into", "inside", "indoors"},
+                  "up": {"down"}, "down": {"up"}, "behind": {"front"}, "front": {"behind"},
+                  "above": {"below", "under", "beneath"}, "below": {"above", "over"}, "under": {"over", "above"}}
+_FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
+# Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
+_PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
+# Words that deny the event itself ("carrying nothing" denies nothing).
+NEGATIONS = frozenset({"not", "never", "n't"})
+
+_POS_WEIGHT = {"n": 1.0, "v": 1.0, "a": 0.6, "r": 0.3}
+_GENERIC_WEIGHT = 0.25
+_SENSES = 4  # senses per part of speech considered: rarer ones make spurious relations
+_ANCESTOR_STEPS = 4  # a more specific word within this many steps supports
+_GENERAL_STEPS = 4  # a more general one within this many, in part
+_SIBLING_STEPS = 2  # siblings: both within this many steps of a common parent ...
+_SIBLING_MIN_DEPTH = 5  # ... that is specific enough (not "entity", "act", "person")
+# Kinds whose members exclude each other, by WordNet's lexicographer files (animals, shapes): two
+# unrelated words from one of them name different things. Artifacts, places, plants and foods are
+# left to the close-sibling test (a caption naming the tree is not denying the grass), and people
+# too: "courier" and "delivery driver" name one person.
+_CONCRETE_LEXNAMES = frozenset({5, 25})
+# Words related by kind at most this many steps apart are never siblings: a robin is a bird.
+_KIND_STEPS = 8
+# Things whose swap makes a near miss: artifacts, foods, plants, animals, body parts, substances,
+# natural objects, shapes (not people: "courier" and "driver"; not acts or places, too loose).
+_THING_KINDS = frozenset(("n", lexname) for lexname in (5, 6, 8, 13, 17, 20, 25, 27))
+# How strongly each kind of denial counts (times the asked word's weight). The veto is at 0.7: an
+# antonym, a member of an exclusive kind, the other way or a negation contradicts; close kin only
+# weighs against (real captions swap "fog" for "smoke").
+_CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
+# Only a word's commonest senses make a conflict, or a link through more general words.
+_CONFLICT_SENSES = 2
+_HYPONYM_SENSES = 3
+# A more general word supports only when it is not a near-root ("change", "act", "object").
+_GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
+
+
+@dataclass(frozen=True)
+class Term:
+    text: str  # as written ("corner kick")
+    by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids), hashable for the memo
+    forms: frozenset[str]  # base forms
+    weight: float
+
+    @property
+    def senses(self) -> dict[str, tuple[str, ...]]:
+        return dict(self.by_pos)
+
+
+@dataclass
+class Alignment:
+    """How far a description says the asked event (``support``) and how far it denies it (``conflict``)."""
+
+    support: float
+    conflict: float
+    aligned: list[tuple[str, str, float]] = field(default_factory=list)  # (asked word, description word, credit)
+    conflicts: list[tuple[str, str, str]] = field(default_factory=list)  # (asked word, description word, why)
+    missing: list[str] = field(default_factory=list)
+    swap: float = 0.0  # 1 when an asked word nothing says has a described word of its kind in its place
+    swaps: list[tuple[str, str]] = field(default_factory=list)  # (asked word, described word)
+
+    def explain(self) -> str:
+        parts = [f"{said}, not {asked}" + (f" ({why})" if why in ("antonym", "negation") else "")
+                 for asked, said, why in self.conflicts]
+        parts += [f"{asked} = {said}" if asked == said or credit >= 0.99 else f"{asked} ~ {said}"
+                  for asked, said, credit in self.aligned if credit > 0]
+        parts += [f"{said} where {asked} was asked" for asked, said in self.swaps]
+        parts += [f"nothing says {asked}" for asked in self.missing if asked not in {a for a, _ in self.swaps}]
+        return "; ".join(parts) or "no content words to align"
+
+
+def words(text: str) -> list[str]:
+    lowered = text.lower().replace("n't", " n't").replace("’", "'")
+    found = []
+    for token in re.findall(r"n't|[a-z0-9]+(?:[-'][a-z0-9]+)*", lowered):
+        token = token[:-2] if token.endswith("'s") else token
+        found.append(token)
+    return found
+
+
+def _reversed_way(asked: str, said: str) -> tuple[str, str] | None:
+    """(asked direction, described direction) when the description goes the other way."""
+    asked_words, said_words = words(asked), set(words(said))
+    for there, back in _FROM_TO.findall(asked.lower()):
+        if (back, there) in _FROM_TO.findall(said.lower()):
+            return f"from {there} to {back}", f"from {back} to {there}"
+    for word in asked_words:
+        opposite = _OPPOSITE_WAYS.get(word, set()) & said_words
+        if opposite and word not in said_words:
+            return word, sorted(opposite)[0]
+    return None
+
+
+class LexicalAligner:
+    """Aligns asked events with descriptions over one WordNet; memoised, thread-safe for reads."""
+
+    def __init__(self, wordnet: WordNet) -> None:
+        self.wordnet = wordnet
+        self.terms = lru_cache(maxsize=8192)(self._terms)
+        self._relation = lru_cache(maxsize=262144)(self._relation_uncached)
+        self._ancestors = lru_cache(maxsize=65536)(self._ancestors_uncached)
+
+    # --- terms -------------------------------------------------------------------------
+
+    def _collocation(self, parts: list[str]) -> tuple[str, dict[str, tuple[str, ...]]] | None:
+        """WordNet's entry for a run of words ("corner kicks" → corner_kick, "drops off" → drop_off)."""
+        senses: dict[str, tuple[str, ...]] = {}
+        for pos in ("n", "v"):
+            heads = (self.wordnet.base_forms(parts[-1], "n") or [parts[-1]]) if pos == "n" else \
+                (self.wordnet.base_forms(parts[0], "v") or [parts[0]])
+            for head in heads:
+                lemma = "_".join([*parts[:-1], head]) if pos == "n" else "_".join([head, *parts[1:]])
+                found = self.wordnet.lookup(lemma, pos)
+                if found:
+                    senses[pos] = found[:_SENSES]
+                    break
+        return ("_".join(parts), senses) if senses else None
+
+    def _terms(self, text: str) -> tuple[Term, ...]:
+        tokens = words(text)
+        terms: list[Term] = []
+        at = 0
+        while at < len(tokens):
+            taken = False
+            for size in (3, 2):
+                run = tokens[at: at + size]
+                if len(run) < size or run[0] in STOPWORDS and run[0] not in ("off", "up") or "n't" in run:
+                    continue
+                found = self._collocation(run)
+                if found:
+                    forms = frozenset(self.wordnet.synset(s).words[0] for ids in found[1].values() for s in ids[:1])
+                    if run[-1] in STOPWORDS and run[-1] not in _PARTICLES:
+                        # A verb and a particle that gives no direction ("budget for") still says the verb.
+                        forms |= frozenset(self.wordnet.base_forms(run[0], "v"))
+                    terms.append(Term(text=" ".join(run), by_pos=tuple(found[1].items()), forms=forms | {found[0]},
+                                      weight=max(_POS_WEIGHT[p] for p in found[1])))
+                    at += size
+                    taken = True
+                    break
+            if taken:
+                continue
+            token = tokens[at]
+            at += 1
+            if token in STOPWORDS or token in NEGATIONS or token.isdigit():
+                continue
+            senses = {pos: tuple(self.wordnet.senses(token, pos, _SENSES)) for pos in ("n", "v", "a", "r")}
+            senses = {pos: ids for pos, ids in senses.items() if ids}
+            forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
+            if token in GENERIC:
+                weight = _GENERIC_WEIGHT
+            elif senses:
+                weight = max(_POS_WEIGHT[p] for p in senses)
+            else:
+                weight = 0.8  # a word WordNet does not know (a name, a brand): it must match as written
+            terms.append(Term(text=token, by_pos=tuple(senses.items()), forms=forms, weight=weight))
+        return tuple(terms)
+
+    # --- relations between two terms --------------------------------------------------------
+
+    def _ancestors_uncached(self, synset_id: str, steps: int) -> dict[str, int]:
+        return self.wordnet.hypernyms(synset_id, steps)
+
+    def _relation_uncached(self, asked: Term, said: Term) -> tuple[float, str | None]:
+        """(support 0..1, conflict reason or None) between an asked term and a described one."""
+        if asked.forms & said.forms:
+            return 1.0, None
+        best, conflict = 0.0, None
+        for pos, asked_ids in asked.senses.items():
+            said_ids = said.senses.get(pos, ())
+            for rank, a in enumerate(asked_ids):
+                a_synset = self.wordnet.synset(a)
+                links = set(a_synset.related("+", "&", "^", "$", "*", "=", "\\"))
+                antonyms = set(a_synset.related("!"))
+                for other_rank, s in enumerate(said_ids):
+                    if s == a:
+                        return 1.0, None
+                    credit = self._credit(a, s, pos, rank, other_rank, links)
+                    if credit:
+                        best = max(best, credit)
+                    elif s in antonyms:
+                        conflict = "antonym"
+                    elif conflict in (None, "kin"):
+                        conflict = self._siblings(a, s, pos, rank, other_rank) or conflict
+        if best < 0.8 and self._derived(asked, said):
+            best = 0.8
+        return best, (conflict if best < 0.5 else None)
+
+    def _credit(self, a: str, s: str, pos: str, rank: int, other_rank: int, links: set[str]) -> float:
+        """Support for asked sense ``a`` from described sense ``s`` (their ranks among each word's senses)."""
+        # Rare senses make spurious links ("circle", a group of people, ~ "left", the political wing): one of
+        # the two must be its word's commonest sense, and neither far down the list.
+        if max(rank, other_rank) >= _HYPONYM_SENSES or min(rank, other_rank) > 0:
+            return 0.0
+        if s in links or a in set(self.wordnet.synset(s).related("+", "&", "^", "$", "*", "=")):
+            return 0.8
+        up = self._ancestors(s, _ANCESTOR_STEPS)
+        if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
+            return 0.9 if up[a] <= 2 else 0.75  # the description is more specific: a cyclist is a rider
+        if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
+            return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
+        return 0.0
+
+    def _derived(self, asked: Term, said: Term) -> bool:
+        """Across parts of speech, derivation still links words ("celebration" / "celebrate")."""
+        theirs = {s for ids in said.senses.values() for s in ids}
+        return any(set(self.wordnet.synset(a).related("+", "\\", "<", "=")) & theirs
+                   for ids in asked.senses.values() for a in ids)
+
+    def _siblings(self, a: str, s: str, pos: str, rank: int, other_rank: int) -> str | None:
+        """Two different things of one kind: "exclusive" when the kind's members exclude each other (a
+        circle and a square, a fox and a deer, red and green), "kin" for close siblings that real
+        language sometimes swaps (a truck for a forklift, fog for smoke); None otherwise."""
+        if pos == "a":  # adjectives: satellites of one head (the colours, the sizes)
+            if max(rank, other_rank) >= _CONFLICT_SENSES:
+                return None
+            heads = (set(self.wordnet.synset(a).related("&")) | {a}) & (set(self.wordnet.synset(s).related("&")) | {s})
+            return "exclusive" if heads else None
+        if pos != "n":  # verbs' hierarchies are too shallow to tell a different act from another word for it
+            return None
+        if a in self._ancestors(s, _KIND_STEPS) or s in self._ancestors(a, _KIND_STEPS):
+            return None
+        first, second = self.wordnet.synset(a), self.wordnet.synset(s)
+        if (max(rank, other_rank) < _CONFLICT_SENSES and first.lexname == second.lexname
+                and first.lexname in _CONCRETE_LEXNAMES):
+            return "exclusive"
+        if rank or other_rank:  # close siblings by each word's commonest sense only ("chart" is not "diagram")
+            return None
+        up_a = self._ancestors(a, _SIBLING_STEPS)
+        up_s = self._ancestors(s, _SIBLING_STEPS)
+        shared = (set(up_a) & set(up_s)) - {a, s}
+        return "kin" if any(self.wordnet.depth(parent) >= _SIBLING_MIN_DEPTH for parent in shared) else None
+
+    # --- alignment -------------------------------------------------------------------------
+
+    def align(self, asked: str, said: str, spoken: bool = False) -> Alignment:
+        """How far ``said`` (a description of a moment, or with ``spoken`` a line said) says ``asked``."""
+        asked_terms, said_terms = self.terms(asked), self.terms(said)
+        if spoken:
+            asked_terms = tuple(t for t in asked_terms if t.text not in SPEECH_VERBS)
+        total = sum(t.weight for t in asked_terms)
+        if not asked_terms or total == 0:
+            return Alignment(support=0.0, conflict=0.0)
+        result = Alignment(support=0.0, conflict=0.0)
+        relations = {(a, s): self._relation(a, s) for a in asked_terms for s in said_terms}
+        # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
+        used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
+        credit_sum, conflict = 0.0, 0.0
+        for term in asked_terms:
+            best, best_word, reason, against = 0.0, "", None, ""
+            for other in said_terms:
+                credit, why = relations[(term, other)]
+                if credit > best:
+                    best, best_word = credit, other.text
+                if why and reason is None and (other not in used or why == "antonym"):
+                    reason, against = why, other.text
+            credit_sum += best * term.weight
+            if best > 0:
+                result.aligned.append((term.text, best_word, round(best, 2)))
+            elif term.weight >= 0.5:
+                result.missing.append(term.text)
+            if best < 0.5 and reason is not None and term.weight >= 0.5:
+                result.conflicts.append((term.text, against, reason))
+                conflict = max(conflict, term.weight * _CONFLICT_SCORES[reason])
+        way = _reversed_way(asked, said)
+        if way and credit_sum > 0:
+            result.conflicts.append((way[0], way[1], "the other way"))
+            conflict = max(conflict, 0.7)
+        negated = any(w in NEGATIONS for w in words(said)) != any(w in NEGATIONS for w in words(asked))
+        if negated and credit_sum > 0:
+            result.conflicts.append(("(as asked)", "negated", "negation"))
+            conflict = max(conflict, 0.7)
+        result.swaps = self._swaps(asked_terms, said_terms, relations, used)
+        result.swap = 1.0 if result.swaps else 0.0
+        result.support = round(credit_sum / total, 3)
+        result.conflict = round(min(1.0, conflict), 3)
+        return result
+
+    def _swaps(self, asked_terms, said_terms, relations, used) -> list[tuple[str, str]]:
+        """Asked things nothing says, where the description has an unaligned thing of the same kind in
+        their place (WordNet's lexicographer file: a "pallet of tyres" asked, "a pallet of cartons" said).
+        Weaker than a conflict: a paraphrase can name another thing too."""
+        swaps = []
+        for term in asked_terms:
+            if term.weight < 0.5 or any(relations[(term, other)][0] > 0 for other in said_terms):
+                continue
+            kinds = {(pos, self.wordnet.synset(s).lexname) for pos, ids in term.senses.items() if pos == "n"
+                     for s in ids[:_CONFLICT_SENSES]} & _THING_KINDS
+            for other in said_terms:
+                if other in used or other.weight < 0.5:
+                    continue
+                theirs = {(pos, self.wordnet.synset(s).lexname) for pos, ids in other.senses.items() if pos == "n"
+                          for s in ids[:_CONFLICT_SENSES]}
+                if kinds & theirs:
+                    swaps.append((term.text, other.text))
+                    break
+        return swaps
+
+
+@signal
+class Lexical:
+    """``lexical``: the share of the asked event's words the best description over the span says;
+    ``lexical_conflict``: how strongly that description denies one of them (a sibling, an antonym, the
+    other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
+    softer sign of a near miss, for the weights to judge); ``lexical_best``: whether this span says it better than anything else in the video
+    (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
+    one is not there."""
+
+    kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best")
+    # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
+    # negation (0.7); close kin (0.6) only weighs against.
+    vetoes: ClassVar[dict[str, float]] = {"lexical_conflict": 0.7}
+
+    def __init__(self, settings: Settings, embed: Embed) -> None:
+        self.settings = settings
+        self._aligner: LexicalAligner | None = None
+
+    @property
+    def aligner(self) -> LexicalAligner:
+        if self._aligner is None:
+            self._aligner = aligner_for(open_wordnet(self.settings.verify.wordnet, self.settings.cache_dir))
+        return self._aligner
+
+    def _best(self, event: str, rows: list[dict], spoken: bool) -> tuple[Alignment, dict] | None:
+        scored = [(self.aligner.align(event, row["text"], spoken), row) for row in rows]
+        return max(scored, key=lambda pair: (pair[0].support - pair[0].conflict, pair[0].support), default=None)
+
+    def read(self, texts: SpanTexts) -> list[Evidence]:
+        here = texts.described
+        best = self._best(texts.event, here, texts.about_speech)
+        if best is None:
+            return []
+        alignment, row = best
+        # Other wordings of the same event (the index's caption and a fresh one) may each say a part of it,
+        # and any of them may deny it ("opens" where the other said "is raised").
+        wordings = [r["text"] for r in here if r is not row and iou((r["start"], r["end"]), (row["start"], row["end"])) >= 0.5]
+        if wordings:
+            together = self.aligner.align(texts.event, " . ".join([row["text"], *wordings]), texts.about_speech)
+            denial = max((self.aligner.align(texts.event, text, texts.about_speech) for text in wordings),
+                         key=lambda other: other.conflict)
+            conflict = max(alignment, denial, key=lambda other: other.conflict)
+            richer = together if together.support > alignment.support else alignment
+            alignment = Alignment(support=richer.support, conflict=conflict.conflict, aligned=richer.aligned,
+                                  conflicts=conflict.conflicts, missing=richer.missing, swap=richer.swap,
+                                  swaps=richer.swaps)
+        why = f'"{row["text"]}"' + (f" (and {len(wordings)} other wording(s))" if wordings else "") + \
+            f": {alignment.explain()}"
+        found = [Evidence(kind="lexical", text=why, start=row["start"], end=row["end"], score=alignment.support)]
+        if alignment.conflict > 0:
+            found.append(Evidence(kind="lexical_conflict", text=why, start=row["start"], end=row["end"],
+                                  score=alignment.conflict))
+        if alignment.swap > 0:
+            found.append(Evidence(kind="lexical_swap", text=why, start=row["start"], end=row["end"],
+                                  score=alignment.swap))
+        elsewhere = self._best(texts.event, [r for r in texts.events if r not in here], texts.about_speech)
+        mine = alignment.support - alignment.conflict
+        theirs = elsewhere[0].support - elsewhere[0].conflict if elsewhere else 0.0
+        rival = (f'best elsewhere: "{elsewhere[1]["text"]}" at {elsewhere[1]["start"]:.1f}–{elsewhere[1]["end"]:.1f} s'
+                 if elsewhere else "nothing else in the video")
+        found.append(Evidence(kind="lexical_best", text=rival, start=texts.span[0], end=texts.span[1],
+                              score=round(min(1.0, max(0.0, 0.5 + (mine - theirs) / 2)), 3)))
+        return found
+
+
+_aligners: dict[int, LexicalAligner] = {}
+
+
+def aligner_for(wordnet: WordNet) -> LexicalAligner:
+    """One aligner (and its memo) per WordNet for the process."""
+    return _aligners.setdefault(id(wordnet), LexicalAligner(wordnet))

@@ -1,0 +1,108 @@
+"""Lexical alignment over WordNet: paraphrases support, near misses conflict, and it needs no model."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.errors import ModelUnavailable
+from marlin_agent.verification.signals import SpanTexts
+from marlin_agent.verification.signals.lexical import LexicalAligner
+from marlin_agent.verification.wordnet import REQUIRED, WordNet, find_folder, resolve_wordnet
+
+SYSTEM_WORDNET = Path("/usr/share/wordnet")
+pytestmark = pytest.mark.skipif(find_folder(None, Path("/nonexistent")) is None,
+                                reason="WordNet's files are installed by .ci/run (Debian's wordnet-base)")
+
+
+@pytest.fixture(scope="module")
+def aligner() -> LexicalAligner:
+    return LexicalAligner(WordNet(find_folder(None, Path("/nonexistent"))))
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("a bike rider goes across the road", "A cyclist crosses the road in front of the stopped car."),
+    ("the woman takes the parcel in", "A woman lifts the package from the mat and carries it inside."),
+    ("the players celebrate", "Players in red hug each other in celebration near the corner."),
+    ("the grizzly catches a fish", "The bear catches a salmon in the shallow river."),
+])
+def test_synonyms_and_more_specific_words_support_the_asked_event(aligner, asked, said):
+    alignment = aligner.align(asked, said)
+    assert alignment.support >= 0.6 and alignment.conflict == 0, alignment.explain()
+
+
+@pytest.mark.parametrize(("asked", "said", "shown"), [
+    ("the red circle appears", "a red square appears", "square, not circle"),
+    ("the red circle appears", "a green circle appears", "green, not red"),
+    ("the door opens", "the door closes", "closes, not opens"),
+    ("the floodlight switches off", "The floodlight switches on and lights up the drive.", "switches on, not switches off"),
+    ("a red circle moves from left to right", "a red circle moves from right to left", "from right to left"),
+    ("a cyclist crosses behind the car", "A cyclist crosses the road in front of the stopped car.", "front, not behind"),
+    ("the man hands over the parcel", "The man does not hand over the parcel.", "negated"),
+])
+def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says_which(aligner, asked, said, shown):
+    alignment = aligner.align(asked, said)
+    assert alignment.conflict >= 0.7
+    assert shown in alignment.explain()
+
+
+def test_a_key_word_that_nothing_says_gives_no_support(aligner):
+    near_miss = aligner.align("a deer crosses the road in front of the car",
+                              "The traffic light ahead changes from green to red.")
+    assert near_miss.support < 0.2
+    assert "nothing says deer" in near_miss.explain()
+
+
+def test_words_of_one_kind_of_person_are_not_called_a_conflict(aligner):
+    """Courier and driver name one person in real captions; siblings among people are left alone."""
+    alignment = aligner.align("the courier leaves the parcel", "A delivery driver leaves a package at the door.")
+    assert alignment.conflict == 0
+
+
+def test_a_spoken_line_is_read_without_the_verb_of_saying(aligner):
+    line = "Good news everyone, the budget for next year has been approved."
+    assert aligner.align("she says the budget was approved", line, spoken=True).support == 1.0
+    assert aligner.align("she says the budget was approved", line).support < 1.0
+
+
+def test_an_alignment_takes_a_few_milliseconds_once_words_are_known(aligner):
+    pairs = [("the courier drops off the parcel", "The courier places the package on the mat and photographs it."),
+             ("a corner kick is taken", "The striker scores with a header from a cross.")]
+    for asked, said in pairs:
+        aligner.align(asked, said)
+    started = time.perf_counter()
+    for _ in range(20):
+        for asked, said in pairs:
+            aligner.align(asked, said + " again")
+    assert (time.perf_counter() - started) / 40 < 0.05  # generous: the bench holds the real figure
+
+
+def test_the_lexical_signal_picks_the_description_over_the_span_and_compares_it_with_the_rest(aligner, tmp_path):
+    from marlin_agent.config import load_settings
+    from marlin_agent.verification.signals.lexical import Lexical
+
+    settings = load_settings({"verify.wordnet": str(aligner.wordnet.folder)}, env={"MARLIN_HOME": str(tmp_path)})
+    signal = Lexical(settings, embed=None)
+    events = [{"start": 2.0, "end": 6.0, "text": "a red square appears"},
+              {"start": 10.0, "end": 14.0, "text": "a red circle appears"}]
+    wrong = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(2.0, 6.0), events=events))}
+    right = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(10.0, 14.0), events=events))}
+    assert wrong["lexical_conflict"].score > 0 and "square, not circle" in wrong["lexical"].text
+    assert wrong["lexical_best"].score < 0.5 < right["lexical_best"].score
+    assert "lexical_conflict" not in right and right["lexical"].score == 1.0
+
+
+def test_wordnet_is_found_in_a_folder_given_or_reported_missing_with_every_way_to_get_it(tmp_path, monkeypatch):
+    given = tmp_path / "wn"
+    given.mkdir()
+    for name in REQUIRED:
+        (given / name).write_bytes((SYSTEM_WORDNET / name).read_bytes() if (SYSTEM_WORDNET / name).is_file() else b"")
+    assert resolve_wordnet(str(given), tmp_path / "cache") == given
+    with pytest.raises(ModelUnavailable, match="does not hold WordNet"):
+        resolve_wordnet(str(tmp_path / "empty"), tmp_path / "cache")
+    monkeypatch.setattr("marlin_agent.verification.wordnet.SYSTEM_FOLDERS", ())
+    with pytest.raises(ModelUnavailable) as missing:
+        resolve_wordnet("auto", tmp_path / "cache", download=False)
+    assert "wordnet-base" in missing.value.hint and "MARLIN_WORDNET" in missing.value.hint
