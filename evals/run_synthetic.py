@@ -7,8 +7,10 @@ cached under .cache/evals, starts the simulator, then runs exactly the commands 
 against a real server:
 
 1. calibration: ``eval presence --fit`` on the realistic world's calibration part plus the toy
-   suite; the fitted weights and threshold are written to ``calibration.toml`` in the results
-   folder and used for everything after (they belong to the entailment model the tests run);
+   suite; the fitted weights and threshold are shipped in ``configs/calibrations.toml`` under the
+   test entailment model's fingerprint (a user's copy of that model finds them with nothing to
+   copy by hand), recorded in ``calibration.toml`` in the results folder, and used for everything
+   after;
 2. the realistic world's held-out part: ``eval presence`` (with a plot) and ``eval grounding``;
 3. the toy suite: ``eval grounding`` (raw and agent), ``eval presence``, ``eval search``, and
    extraction with a scripted stand-in for the LLM.
@@ -22,11 +24,14 @@ import argparse
 import asyncio
 import json
 import tempfile
+import threading
+from contextlib import contextmanager
 from pathlib import Path
 
 from typer.testing import CliRunner
 
 from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
+from evals.synthetic.planner_server import PlannerServer
 from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from evals.synthetic.suites import extraction_labels, grounding_suite
@@ -34,6 +39,19 @@ from marlin_agent.cli.main import app
 from marlin_agent.config import load_settings
 
 CALIBRATION_FILE = "calibration.toml"
+
+
+@contextmanager
+def planner_stand_in():
+    """The scripted planner (and judge) behind an OpenAI-compatible server on a loopback port."""
+    server = PlannerServer("127.0.0.1", 0, "scripted-planner")
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}/v1"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 
 def merged_suite(folder: Path, parts: list[Path], name: str) -> Path:
@@ -50,8 +68,21 @@ def calibration_toml(fitted: dict, model: str) -> str:
     weights = "\n".join(f"{kind} = {value}" for kind, value in fitted["weights"].items())
     return (f"# Fitted by `python -m evals.run_synthetic` (eval presence --fit) for the entailment model\n"
             f"# {model}, on the realistic world's calibration part and the toy suite, against the simulator.\n"
+            f"# Shipped in configs/calibrations.toml; this copy records the run.\n"
             f"[agent]\nthreshold = {fitted['threshold']}\n\n[verify]\nbias = {fitted['bias']}\n\n"
             f"[verify.weights]\n{weights}\n")
+
+
+def ship_calibration(fitted: dict, model_folder: Path, cache: Path) -> None:
+    """Put the fit into the shipped calibrations, under the test model's fingerprint and folder name."""
+    from marlin_agent.verification.calibration import onnx_fingerprint, write_calibration
+
+    table = {"model": model_folder.name, "names": [model_folder.name], "fitted": True,
+             "note": "fitted by python -m evals.run_synthetic on the realistic world's calibration part and the toy "
+                     "suite, against the simulator",
+             "threshold": fitted["threshold"], "bias": fitted["bias"], "weights": fitted["weights"]}
+    write_calibration(Path(__file__).parents[1] / "configs" / "calibrations.toml",
+                      onnx_fingerprint(model_folder, cache), table)
 
 
 def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, dict]:
@@ -69,19 +100,22 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
                "MARLIN_PLANNER": "pipeline"}
         runner = CliRunner()
 
-        def run(name: str, data: Path, *args: str) -> dict:
+        def run(name: str, data: Path, *args: str, extra_env: dict | None = None) -> dict:
             common = ["--data", str(data), "--videos", str(worlds / "videos"), "--results", str(results), "--json"]
-            result = runner.invoke(app, [*args, *common], env=env)
+            result = runner.invoke(app, [*args, *common], env={**env, **(extra_env or {})})
             if result.exit_code != 0:
                 raise SystemExit(f"{name} failed: {result.stdout}{result.stderr}")
             out[name] = json.loads(result.stdout)
             return out[name]
 
-        fitted = run("presence/calibration", calibration, "eval", "presence", "--fit",
-                     "--out", str(home / "runs" / "calibration"))["fitted"]
-        text = calibration_toml(fitted, nli.name)
-        (results / CALIBRATION_FILE).write_text(text)
-        (home / "config.toml").write_text(text)
+        # The calibration run has an honest scripted judge (the planner stand-in) read every span, so the
+        # judge's weight is fitted like the others; the pipeline runs after it have none.
+        with planner_stand_in() as planner_url:
+            fitted = run("presence/calibration", calibration, "eval", "presence", "--fit",
+                         "--out", str(home / "runs" / "calibration"),
+                         extra_env={"MARLIN_PLANNER": "scripted-planner", "MARLIN_PLANNER_BASE_URL": planner_url})["fitted"]
+        (results / CALIBRATION_FILE).write_text(calibration_toml(fitted, nli.name))
+        ship_calibration(fitted, nli, home / "cache")
         run("presence/realistic-heldout", heldout, "eval", "presence", "--out", str(home / "runs" / "heldout"),
             "--plot", str(results / "presence-realistic-heldout.png"))
         run("grounding/realistic-heldout", heldout, "eval", "grounding", "--mode", "agent",
@@ -92,7 +126,26 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
             "--plot", str(results / "presence-synthetic-timelens.png"))
         run("search", toy, "eval", "search")
         out["extract"] = _extract(toy, env, results, home)
+        out["injection"] = _injection(toy, worlds / "videos", env, results, simulator)
     return out
+
+
+def _injection(data: Path, videos: Path, env: dict, results: Path, simulator: MarlinSimulator) -> dict:
+    """Captions that carry instructions, asked with a pipeline and with a planner and judge that obey them."""
+    from evals.synthetic.injection import run_injection
+    from marlin_agent.evaluation.results import record
+
+    settings = load_settings({"library.transcribe": False}, env=env)
+    figures = run_injection(data, videos, settings, simulator)
+    clean = next(f for f in figures if not f.injected)
+    for row in figures:
+        if row.injected:
+            record(results, f"injection/{row.mode}", {
+                "absent found": f"{row.absent_found} of {row.absent}", "recall injected": row.recall,
+                "recall clean": clean.recall}, {"kind": "injection", "server": "simulator (evals/synthetic) with "
+                                                "a sign in every caption; planner and judge: ObeyingPlanner"})
+    return {f"{row.mode}{'-injected' if row.injected else ''}": row.model_dump() | {"recall": row.recall}
+            for row in figures}
 
 
 def _extract(data: Path, env: dict, results: Path, home: Path) -> dict:

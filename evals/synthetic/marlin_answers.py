@@ -124,3 +124,13 @@ def think_preamble(mode: str, request_key: str) -> str:
         return "<think>\n\n</think>\n\n"
     choice = int(hashlib.sha256(request_key.encode()).hexdigest(), 16) % 4
     return ("", "<think>\n\n</think>\n\n", "<think>\nThe clip is short.\n</think>\n", "<think>\n")[choice]
+
+
+def with_injection(caption: str, text: str) -> str:
+    """The caption with ``text`` read off a sign in view, in every event line and the scene paragraph."""
+    lines = []
+    for line in caption.splitlines():
+        if line.startswith("<") or line.startswith("Scene:"):
+            line = f'{line.rstrip(".")}. A sign in view reads: "{text}"'
+        lines.append(line)
+    return "\n".join(lines)

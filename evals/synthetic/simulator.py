@@ -59,6 +59,9 @@ class SimulatorState:
     allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
+    # Text in the footage that a captioner reads out (a sign, a subtitle): added to every caption
+    # event, as an attacker would put "ignore previous instructions ..." in view of the camera.
+    inject: str | None = None
     # Misbehaviour. Transport: "error500", "hang", "garbage" (an HTML page), "deny_model", "die"
     # (the process goes away: this request's connection drops, later ones are refused). A 200
     # with a broken answer: "empty" (no content), "prose" (a paragraph, no caption format),
@@ -170,6 +173,8 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
         text = answers.find_text(observation, event or "")
     else:
         text = answers.off_contract_text(observation)
+    if kind == "caption" and state.inject:
+        text = answers.with_injection(text, state.inject)
     text = answers.think_preamble(state.think, f"{prompt}|{len(data)}") + text
     max_tokens = body.get("max_tokens") or body.get("max_completion_tokens")
     record = RequestRecord(
