@@ -37,9 +37,12 @@ def test_synonyms_and_more_specific_words_support_the_asked_event(aligner, asked
     ("the red circle appears", "a red square appears", "square, not circle"),
     ("the red circle appears", "a green circle appears", "green, not red"),
     ("the door opens", "the door closes", "closes, not opens"),
-    ("the floodlight switches off", "The floodlight switches on and lights up the drive.", "switches on, not switches off"),
-    ("a red circle moves from left to right", "a red circle moves from right to left", "from right to left"),
-    ("a cyclist crosses behind the car", "A cyclist crosses the road in front of the stopped car.", "front, not behind"),
+    ("the floodlight switches off", "The floodlight switches on and lights up the drive.",
+     "switches on, not switches off"),
+    ("a red circle moves from left to right", "a red circle moves from right to left",
+     "from right to left"),
+    ("a cyclist crosses behind the car", "A cyclist crosses the road in front of the stopped car.",
+     "front, not behind"),
     ("the man hands over the parcel", "The man does not hand over the parcel.", "negated"),
 ])
 def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says_which(aligner, asked, said, shown):
@@ -87,8 +90,10 @@ def test_the_lexical_signal_picks_the_description_over_the_span_and_compares_it_
     signal = Lexical(settings, embed=None)
     events = [{"start": 2.0, "end": 6.0, "text": "a red square appears"},
               {"start": 10.0, "end": 14.0, "text": "a red circle appears"}]
-    wrong = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(2.0, 6.0), events=events))}
-    right = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(10.0, 14.0), events=events))}
+    wrong = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(2.0, 6.0),
+                                                      events=events))}
+    asked = "the red circle appears"
+    right = {e.kind: e for e in signal.read(SpanTexts(event=asked, span=(10.0, 14.0), events=events))}
     assert wrong["lexical_conflict"].score > 0 and "square, not circle" in wrong["lexical"].text
     assert wrong["lexical_best"].score < 0.5 < right["lexical_best"].score
     assert "lexical_conflict" not in right and right["lexical"].score == 1.0

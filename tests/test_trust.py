@@ -35,17 +35,23 @@ def two_shapes(make_footage):
                                 {"colour": "yellow", "shape": "triangle", "start": 20.0, "end": 27.0}])
 
 
-def test_an_event_cut_by_the_edge_of_its_window_comes_back_whole(straddling, library_env, simulator):
+def _check_window(video, env, event: str, window: tuple[float, float], before=None):
+    """Ground and verify ``event`` in one window of an indexed ``video``, as the pipeline does; (tools, moments)."""
     async def check():
-        settings = load_settings({"library.transcribe": False}, env=library_env)
-        async with _session([str(straddling)], settings) as (library, client, report):
-            video = report.videos[0]
-            tools = Toolbox(settings, library, client, video_ids=[video.id])
-            ref = VideoRef(id=video.id, path=video.path, title=video.title)
-            return tools, await PipelinePlanner(settings, tools).check_windows("a red circle appears",
-                                                                              [(ref, 1.0, 61.0)])
+        settings = load_settings({"library.transcribe": False}, env=env)
+        async with _session([str(video)], settings) as (library, client, report):
+            indexed = report.videos[0]
+            tools = Toolbox(settings, library, client, video_ids=[indexed.id])
+            ref = VideoRef(id=indexed.id, path=indexed.path, title=indexed.title)
+            if before is not None:
+                before()
+            return tools, await PipelinePlanner(settings, tools).check_windows(event, [(ref, *window)])
 
-    tools, moments = asyncio.run(check())
+    return asyncio.run(check())
+
+
+def test_an_event_cut_by_the_edge_of_its_window_comes_back_whole(straddling, library_env, simulator):
+    tools, moments = _check_window(straddling, library_env, "a red circle appears", (1.0, 61.0))
     best = max(moments, key=lambda m: m.confidence)
     assert iou((best.start, best.end), (55.0, 68.0)) >= 0.9, (best.start, best.end)
     assert best.confidence >= tools.verifier.threshold
@@ -53,17 +59,8 @@ def test_an_event_cut_by_the_edge_of_its_window_comes_back_whole(straddling, lib
 
 
 def test_a_span_away_from_the_window_edges_costs_no_second_grounding(straddling, library_env, simulator):
-    async def check():
-        settings = load_settings({"library.transcribe": False}, env=library_env)
-        async with _session([str(straddling)], settings) as (library, client, report):
-            video = report.videos[0]
-            tools = Toolbox(settings, library, client, video_ids=[video.id])
-            ref = VideoRef(id=video.id, path=video.path, title=video.title)
-            simulator.state.reset()
-            await PipelinePlanner(settings, tools).check_windows("a blue square appears", [(ref, 60.0, 120.0)])
-            return [c.kind for c in simulator.state.calls]
-
-    assert asyncio.run(check()).count("find") == 1
+    _check_window(straddling, library_env, "a blue square appears", (60.0, 120.0), before=simulator.state.reset)
+    assert [c.kind for c in simulator.state.calls].count("find") == 1
 
 
 def test_a_near_miss_is_rejected_and_the_answer_says_which_word_disagrees(two_shapes, library_env):
@@ -102,7 +99,8 @@ def test_obeying_stand_ins_still_find_what_is_there(two_shapes, library_env, sim
     simulator.state.inject = INJECTION
     question = "when does the yellow triangle appear"
     planner = ObeyingPlanner(events=["the yellow triangle appears"])
-    result = asyncio.run(ask(question, [str(two_shapes)], load_settings(env=library_env), planner_model=planner.model()))
+    result = asyncio.run(ask(question, [str(two_shapes)], load_settings(env=library_env),
+                             planner_model=planner.model()))
     assert result.found, result.answer
     assert iou((result.moments[0].start, result.moments[0].end), (20.0, 27.0)) >= 0.5
 

@@ -189,8 +189,9 @@ class LLMPlanner:
         output: PlannerAnswer | None = None
         stopped = None
         try:
-            result = await self.agent.run(question, deps=PlannerDeps(self.tools, self.tools.verifier.threshold),
-                                          usage=self.usage, usage_limits=self._limits(self.settings.planner.max_requests))
+            deps = PlannerDeps(self.tools, self.tools.verifier.threshold)
+            result = await self.agent.run(question, deps=deps, usage=self.usage,
+                                          usage_limits=self._limits(self.settings.planner.max_requests))
             output = result.output
         except (UsageLimitExceeded, BudgetExhausted) as exc:
             stopped = f"budget exhausted: {getattr(exc, 'message', None) or exc}"

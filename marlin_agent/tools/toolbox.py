@@ -322,7 +322,8 @@ class Toolbox:
     async def verify_span(self, video_id: str, event: str, start: float, end: float,
                           window: tuple[float, float] | None = None, proposed_by: str = "grounding",
                           reground: bool | None = None) -> Verification:
-        """``verify``, told more about where the span came from. Evidence for or against ``event`` happening in ``[start, end]``, combined into a confidence.
+        """``verify``, told more about where the span came from: evidence for or against ``event`` happening
+        in ``[start, end]``, combined into a confidence.
 
         Reads what the index says happens over the span (caption events, transcript lines) and
         has the entailment model judge whether it means the event; captions the tight span
@@ -382,8 +383,8 @@ class Toolbox:
         if self.speech_question:
             return SpanTexts(event=event, span=span, events=lines, about_speech=True)
         events = await asyncio.to_thread(self.library.segments, video_id, "event")
-        return SpanTexts(event=event, span=span, events=events,
-                         fresh=[{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else [],
+        described = [{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else []
+        return SpanTexts(event=event, span=span, events=events, fresh=described,
                          lines=_overlapping(lines, span[0], span[1], 1.0))
 
     async def _reground(self, video: VideoInfo, event: str, span: tuple[float, float], shown: tuple[float, float],

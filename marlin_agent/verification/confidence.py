@@ -44,8 +44,8 @@ def confidence_of(found: dict[str, float], weights: dict[str, float], bias: floa
     return round(1.0 / (1.0 + math.exp(-logit)), 3)
 
 
-def fit(rows: list[dict[str, float]], labels: list[bool], kinds: tuple[str, ...], l2: float = 0.01,
-        steps: int = 4000, offsets: list[float] | None = None, with_bias: bool = True) -> tuple[dict[str, float], float]:
+def fit(rows: list[dict[str, float]], labels: list[bool], kinds: tuple[str, ...], l2: float = 0.01, steps: int = 4000,
+        offsets: list[float] | None = None, with_bias: bool = True) -> tuple[dict[str, float], float]:
     """Logistic regression (gradient descent, light L2) on feature rows; (weights, bias).
 
     ``offsets`` (one logit per row, held fixed) fit a few more weights on top of ones already

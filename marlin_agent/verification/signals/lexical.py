@@ -29,7 +29,8 @@ STOPWORDS = frozenset("""
 a an the this that these those there here it its it's they them their he him his she her hers we us our you your
 i me my mine who whom whose which what when where why how whenever while during before after until since as
 is are was were be been being am do does did doing done has have had having will would shall should can could
-may might must of for per via in on at to from by with into onto upon over under out off up down about around through across
+may might must of for per via in on at to from by with into onto upon over under out off up down about around
+through across
 along toward towards against between among behind beside near than then so and or but if because also just
 very really quite too once again still yet ever some any each every all both either neither such own same
 someone somebody something anyone anybody anything everyone everybody everything one ones time times moment
@@ -128,6 +129,17 @@ def words(text: str) -> list[str]:
     for token in re.findall(r"n't|[a-z0-9]+(?:[-'][a-z0-9]+)*", lowered):
         token = token[:-2] if token.endswith("'s") else token
         found.append(token)
+    return found
+
+
+def _reversals(asked: str, said: str) -> list[tuple[str, str, str]]:
+    """(asked, described, why) for a description that goes the other way or denies the event."""
+    found = []
+    way = _reversed_way(asked, said)
+    if way:
+        found.append((way[0], way[1], "the other way"))
+    if any(w in NEGATIONS for w in words(said)) != any(w in NEGATIONS for w in words(asked)):
+        found.append(("(as asked)", "negated", "negation"))
     return found
 
 
@@ -285,6 +297,19 @@ class LexicalAligner:
 
     # --- alignment -------------------------------------------------------------------------
 
+    @staticmethod
+    def _best_partner(term: Term, said_terms, relations, used) -> tuple[float, str, str | None, str]:
+        """(credit, the described word that says ``term`` best, why a word denies it or None, that word)."""
+        best, best_word, reason, against = 0.0, "", None, ""
+        for other in said_terms:
+            credit, why = relations[(term, other)]
+            if credit > best:
+                best, best_word = credit, other.text
+            # A described word that already says one asked word cannot deny another (but an antonym can).
+            if why and reason is None and (other not in used or why == "antonym"):
+                reason, against = why, other.text
+        return best, best_word, reason, against
+
     def align(self, asked: str, said: str, spoken: bool = False) -> Alignment:
         """How far ``said`` (a description of a moment, or with ``spoken`` a line said) says ``asked``."""
         asked_terms, said_terms = self.terms(asked), self.terms(said)
@@ -299,13 +324,7 @@ class LexicalAligner:
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         credit_sum, conflict = 0.0, 0.0
         for term in asked_terms:
-            best, best_word, reason, against = 0.0, "", None, ""
-            for other in said_terms:
-                credit, why = relations[(term, other)]
-                if credit > best:
-                    best, best_word = credit, other.text
-                if why and reason is None and (other not in used or why == "antonym"):
-                    reason, against = why, other.text
+            best, best_word, reason, against = self._best_partner(term, said_terms, relations, used)
             credit_sum += best * term.weight
             if best > 0:
                 result.aligned.append((term.text, best_word, round(best, 2)))
@@ -314,14 +333,10 @@ class LexicalAligner:
             if best < 0.5 and reason is not None and term.weight >= 0.5:
                 result.conflicts.append((term.text, against, reason))
                 conflict = max(conflict, term.weight * _CONFLICT_SCORES[reason])
-        way = _reversed_way(asked, said)
-        if way and credit_sum > 0:
-            result.conflicts.append((way[0], way[1], "the other way"))
-            conflict = max(conflict, 0.7)
-        negated = any(w in NEGATIONS for w in words(said)) != any(w in NEGATIONS for w in words(asked))
-        if negated and credit_sum > 0:
-            result.conflicts.append(("(as asked)", "negated", "negation"))
-            conflict = max(conflict, 0.7)
+        if credit_sum > 0:  # a description about something else reverses nothing
+            for denial in _reversals(asked, said):
+                result.conflicts.append(denial)
+                conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         result.swap = 1.0 if result.swaps else 0.0
         result.support = round(credit_sum / total, 3)
@@ -354,7 +369,8 @@ class Lexical:
     """``lexical``: the share of the asked event's words the best description over the span says;
     ``lexical_conflict``: how strongly that description denies one of them (a sibling, an antonym, the
     other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
-    softer sign of a near miss, for the weights to judge); ``lexical_best``: whether this span says it better than anything else in the video
+    softer sign of a near miss, for the weights to judge); ``lexical_best``: whether this span says it better
+    than anything else in the video
     (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
     one is not there."""
 
@@ -385,7 +401,8 @@ class Lexical:
         alignment, row = best
         # Other wordings of the same event (the index's caption and a fresh one) may each say a part of it,
         # and any of them may deny it ("opens" where the other said "is raised").
-        wordings = [r["text"] for r in here if r is not row and iou((r["start"], r["end"]), (row["start"], row["end"])) >= 0.5]
+        span = (row["start"], row["end"])
+        wordings = [r["text"] for r in here if r is not row and iou((r["start"], r["end"]), span) >= 0.5]
         if wordings:
             together = self.aligner.align(texts.event, " . ".join([row["text"], *wordings]), texts.about_speech)
             denial = max((self.aligner.align(texts.event, text, texts.about_speech) for text in wordings),
