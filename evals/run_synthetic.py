@@ -111,9 +111,9 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
         # The calibration run has an honest scripted judge (the planner stand-in) read every span, so the
         # judge's weight is fitted like the others; the pipeline runs after it have none.
         with planner_stand_in() as planner_url:
+            judged = {"MARLIN_PLANNER": "scripted-planner", "MARLIN_PLANNER_BASE_URL": planner_url}
             fitted = run("presence/calibration", calibration, "eval", "presence", "--fit",
-                         "--out", str(home / "runs" / "calibration"),
-                         extra_env={"MARLIN_PLANNER": "scripted-planner", "MARLIN_PLANNER_BASE_URL": planner_url})["fitted"]
+                         "--out", str(home / "runs" / "calibration"), extra_env=judged)["fitted"]
         (results / CALIBRATION_FILE).write_text(calibration_toml(fitted, nli.name))
         ship_calibration(fitted, nli, home / "cache")
         run("presence/realistic-heldout", heldout, "eval", "presence", "--out", str(home / "runs" / "heldout"),
@@ -176,6 +176,7 @@ def main() -> None:
         figures = run_all(cache, args.videos, args.results, Path(home))
     for name, report in figures.items():
         headline = (report.get("scores") or report.get("at_threshold") or report.get("moment_recall")
+                    or (report if name == "injection" else None)
                     or {"valid_rate": report.get("valid_rate"), "field_accuracy": report.get("field_accuracy")})
         print(name, json.dumps(headline))
 

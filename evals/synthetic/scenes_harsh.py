@@ -130,7 +130,8 @@ HARSH: list[Scene] = [
                              "confetti falling")),
         ],
         negatives=_n("the singer smashes a guitar on the stage", "the guitarist plays a solo on a keyboard",
-                     "the singer climbs back out of the crowd onto the stage", "the stage lights go out in a power cut"),
+                     "the singer climbs back out of the crowd onto the stage",
+                     "the stage lights go out in a power cut"),
     ),
     Scene(
         name="cycling_breakaway", kind="sports", duration=110, backdrop=(170, 160, 120),
