@@ -106,6 +106,15 @@ def staged_clips(tmp_path_factory) -> Path:
     return tmp_path_factory.mktemp("staged-clips")
 
 
+def verify_threshold(env: dict[str, str]) -> float:
+    """The threshold answers are decided at under ``env``: the calibration for its entailment model."""
+    from marlin_agent.config import load_settings
+    from marlin_agent.verification.calibration import calibration_for
+
+    settings = load_settings(env=env)
+    return calibration_for(settings, Path(settings.verify.model)).threshold
+
+
 @pytest.fixture
 def library_env(simulator, tmp_path, offline_models, staged_clips) -> dict[str, str]:
     """A fresh MARLIN_HOME (index and cache) pointing at the simulator and the offline models. Nothing

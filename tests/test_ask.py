@@ -11,6 +11,7 @@ from marlin_agent.errors import NoVideosFound
 from marlin_agent.planners.pipeline import event_description
 from marlin_agent.verification.signals import iou
 
+from .conftest import verify_threshold
 from .test_cli import document, invoke
 
 
@@ -48,7 +49,7 @@ def test_things_that_never_appear_are_not_found_and_the_answer_says_what_was_che
         result = answer(question, shelf, library_env)
         assert not result.found and result.moments == [], (question, result.moments)
         assert result.answer.startswith("Not found")
-        threshold = load_settings(env=library_env).agent.threshold
+        threshold = verify_threshold(library_env)
         assert result.rejected and all(m.confidence < threshold for m in result.rejected)
 
 

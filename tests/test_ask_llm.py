@@ -15,6 +15,7 @@ from marlin_agent.config import PlannerSettings, load_settings
 from marlin_agent.errors import PlannerNotConfigured
 from marlin_agent.verification.signals import iou
 
+from .conftest import verify_threshold
 from .test_cli import document, invoke
 
 
@@ -40,7 +41,7 @@ def test_the_llm_planner_says_not_found_for_what_never_appears(shelf, library_en
     result = run("when does a green elephant appear", shelf, library_env, ScriptedPlanner(["green elephant"]))
     assert not result.found and result.moments == []
     assert result.rejected, "the spans Marlin proposed are reported with their evidence"
-    assert all(m.confidence < load_settings(env=library_env).agent.threshold for m in result.rejected)
+    assert all(m.confidence < verify_threshold(library_env) for m in result.rejected)
 
 
 def test_every_time_an_event_happens_each_occurrence_is_a_moment(make_footage, tmp_path, library_env):

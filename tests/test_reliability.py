@@ -135,7 +135,7 @@ def _short_lock_wait(library_env, seconds: float) -> None:
     from pathlib import Path
 
     config = Path(library_env["MARLIN_HOME"]) / "config.toml"
-    config.write_text(config.read_text() + f"\n[library]\nlock_wait = {seconds}\n")
+    config.write_text((config.read_text() if config.is_file() else "") + f"\n[library]\nlock_wait = {seconds}\n")
 
 
 def test_asking_over_indexed_footage_needs_no_lock_while_another_process_indexes(clips, library_env, request):

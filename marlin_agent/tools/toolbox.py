@@ -85,7 +85,8 @@ class Toolbox:
         self.client = client
         self.scope = list(video_ids) if video_ids is not None else None
         self.marlin_budget = marlin_budget
-        self.verifier = Verifier(settings, library.embedder.embed, judge)
+        # The embedder is the library's, reached when a signal first needs it.
+        self.verifier = Verifier(settings, lambda texts: self.library.embedder.embed(texts), judge)
         # Set by the planner from the question: a question about what is said is answered from speech.
         self.speech_question = False
         self.marlin_calls = 0

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import ClassVar
 
 from marlin_agent.config import Settings
@@ -271,6 +271,11 @@ class LexicalAligner:
         return any(set(self.wordnet.synset(a).related("+", "\\", "<", "=")) & theirs
                    for ids in asked.senses.values() for a in ids)
 
+    @cached_property
+    def _colours(self) -> set[str]:
+        """WordNet's "color" (the visual property), under which every named colour sits."""
+        return set(self.wordnet.senses("color", "n", 1))
+
     def _siblings(self, a: str, s: str, pos: str, rank: int, other_rank: int) -> str | None:
         """Two different things of one kind: "exclusive" when the kind's members exclude each other (a
         circle and a square, a fox and a deer, red and green), "kin" for close siblings that real
@@ -285,9 +290,10 @@ class LexicalAligner:
         if a in self._ancestors(s, _KIND_STEPS) or s in self._ancestors(a, _KIND_STEPS):
             return None
         first, second = self.wordnet.synset(a), self.wordnet.synset(s)
-        if (max(rank, other_rank) < _CONFLICT_SENSES and first.lexname == second.lexname
-                and first.lexname in _CONCRETE_LEXNAMES):
-            return "exclusive"
+        if max(rank, other_rank) < _CONFLICT_SENSES and (
+                first.lexname == second.lexname and first.lexname in _CONCRETE_LEXNAMES
+                or self._colours & set(self._ancestors(a, 3)) & set(self._ancestors(s, 3))):
+            return "exclusive"  # white is not yellow, whichever kind of colour each is
         if rank or other_rank:  # close siblings by each word's commonest sense only ("chart" is not "diagram")
             return None
         up_a = self._ancestors(a, _SIBLING_STEPS)
@@ -369,15 +375,18 @@ class Lexical:
     """``lexical``: the share of the asked event's words the best description over the span says;
     ``lexical_conflict``: how strongly that description denies one of them (a sibling, an antonym, the
     other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
-    softer sign of a near miss, for the weights to judge); ``lexical_best``: whether this span says it better
+    softer sign of a near miss, for the weights to judge); ``lexical_none``: no asked word is said at all;
+    ``lexical_best``: whether this span says it better
     than anything else in the video
     (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
     one is not there."""
 
-    kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best")
+    kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best",
+                                        "lexical_none")
     # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
-    # negation (0.7); close kin (0.6) only weighs against.
-    vetoes: ClassVar[dict[str, float]] = {"lexical_conflict": 0.7}
+    # negation (0.7); close kin (0.6) only weighs against. So does a description that says none of the
+    # asked words: whatever a small model reads into it, nothing there is what was asked.
+    vetoes: ClassVar[dict[str, float]] = {"lexical_conflict": 0.7, "lexical_none": 1.0}
 
     def __init__(self, settings: Settings, embed: Embed) -> None:
         self.settings = settings
@@ -421,6 +430,8 @@ class Lexical:
         if alignment.swap > 0:
             found.append(Evidence(kind="lexical_swap", text=why, start=row["start"], end=row["end"],
                                   score=alignment.swap))
+        if alignment.support == 0 and alignment.missing:
+            found.append(Evidence(kind="lexical_none", text=why, start=row["start"], end=row["end"], score=1.0))
         elsewhere = self._best(texts.event, [r for r in texts.events if r not in here], texts.about_speech)
         mine = alignment.support - alignment.conflict
         theirs = elsewhere[0].support - elsewhere[0].conflict if elsewhere else 0.0
