@@ -111,3 +111,17 @@ def test_wordnet_is_found_in_a_folder_given_or_reported_missing_with_every_way_t
     with pytest.raises(ModelUnavailable) as missing:
         resolve_wordnet("auto", tmp_path / "cache", download=False)
     assert "wordnet-base" in missing.value.hint and "MARLIN_WORDNET" in missing.value.hint
+
+
+@pytest.mark.parametrize(("question", "said"), [
+    ("when does she say the budget was approved?", True),
+    ("the presenter announces the budget got signed off", True),
+    ("when does the teacher mention the homework", True),
+    ("the coach asks for a break in play", False),
+    ("when does the referee blow the final whistle", False),
+    ("when does a man call the dog", False),
+])
+def test_questions_about_what_is_said_are_told_from_questions_about_what_is_seen(question, said):
+    from marlin_agent.verification.verifier import about_speech
+
+    assert about_speech(question) is said

@@ -43,10 +43,11 @@ SPEECH_MARGIN = 0.1
 # Evidence a signal declares a veto (see signals.signal_vetoes) keeps a moment this far under the threshold.
 CONTRADICTED_MARGIN = 0.05
 
+# Verbs that only ever mean speaking. Not "ask" or "call": a coach asks for a timeout with his hands.
 _SPEECH_QUESTION = re.compile(
     r"\b(say|says|said|saying|mention|mentions|mentioned|mentioning|talk|talks|talked|talking|speak|speaks|spoke|"
-    r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|ask|asks|asked|shout|shouts|"
-    r"shouted|call out|calls out|word|words|quote|quotes)\b", re.IGNORECASE)
+    r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|shout|shouts|shouted)\b",
+    re.IGNORECASE)
 
 
 def about_speech(question: str) -> bool:
