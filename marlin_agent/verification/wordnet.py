@@ -18,7 +18,8 @@ import io
 import mmap
 import threading
 import zipfile
-from dataclasses import dataclass
+from collections import defaultdict
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 
@@ -51,9 +52,10 @@ class Synset:
     lexname: int
     words: tuple[str, ...]
     pointers: tuple[tuple[str, str, int, int], ...]  # (symbol, target id, source word no., target word no.)
+    by_symbol: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)  # symbol -> target ids
 
     def related(self, *symbols: str) -> list[str]:
-        return [target for symbol, target, _, _ in self.pointers if symbol in symbols]
+        return [target for symbol in symbols for target in self.by_symbol.get(symbol, ())]
 
 
 def _holding(place: Path) -> Path | None:
@@ -120,6 +122,7 @@ class WordNet:
         self._exceptions: dict[str, dict[str, tuple[str, ...]]] | None = None
         self.synset = lru_cache(maxsize=65536)(self._synset)
         self.lookup = lru_cache(maxsize=65536)(self._lookup)
+        self.depth = lru_cache(maxsize=65536)(self._depth)
 
     def _map(self, name: str) -> mmap.mmap:
         with self._lock:
@@ -169,7 +172,11 @@ class WordNet:
             pointers.append((symbol, f"{target_pos}:{target}", int(source_target[:2], 16),
                              int(source_target[2:], 16)))
             at += 4
-        return Synset(id=synset_id, pos=pos, lexname=lexname, words=words, pointers=tuple(pointers))
+        grouped: dict[str, list[str]] = defaultdict(list)
+        for symbol, target, _, _ in pointers:
+            grouped[symbol].append(target)
+        return Synset(id=synset_id, pos=pos, lexname=lexname, words=words, pointers=tuple(pointers),
+                      by_symbol={symbol: tuple(targets) for symbol, targets in grouped.items()})
 
     def _exception_forms(self, pos: str) -> dict[str, tuple[str, ...]]:
         with self._lock:
@@ -214,7 +221,7 @@ class WordNet:
                 seen[parent] = step
         return seen
 
-    def depth(self, synset_id: str) -> int:
+    def _depth(self, synset_id: str) -> int:
         """Steps from the synset to the top of its hierarchy by the shortest hypernym path."""
         return _depth(self, synset_id)
 

@@ -82,21 +82,29 @@ _THING_KINDS = frozenset(("n", lexname) for lexname in (5, 6, 8, 13, 17, 20, 25,
 # antonym, a member of an exclusive kind, the other way or a negation contradicts; close kin only
 # weighs against (real captions swap "fog" for "smoke").
 _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
+# WordNet pointers that link two words' meanings (derivation, similar-to, also-see, verb group, entailment,
+# attribute, pertainym), each way; and those that derive one part of speech from another.
+_LINKS_FROM = "+ & ^ $ * = \\"
+_LINKS_TO = "+ & ^ $ * ="
+_DERIVED = "+ \\ < ="
 # Only a word's commonest senses make a conflict, or a link through more general words.
 _CONFLICT_SENSES = 2
+_MOST_RELATIONS = 262144
 _HYPONYM_SENSES = 3
 # A more general word supports only when it is not a near-root ("change", "act", "object").
 _GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, eq=False)
 class Term:
+    """A word or a WordNet collocation of a text; its senses depend on its words alone, so ``text`` is its key."""
+
     text: str  # as written ("corner kick")
-    by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids), hashable for the memo
+    by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids)
     forms: frozenset[str]  # base forms
     weight: float
 
-    @property
+    @cached_property
     def senses(self) -> dict[str, tuple[str, ...]]:
         return dict(self.by_pos)
 
@@ -162,8 +170,12 @@ class LexicalAligner:
     def __init__(self, wordnet: WordNet) -> None:
         self.wordnet = wordnet
         self.terms = lru_cache(maxsize=8192)(self._terms)
-        self._relation = lru_cache(maxsize=262144)(self._relation_uncached)
+        # A question's candidates share most descriptions (the video's other events): align each pair once.
+        self.align = lru_cache(maxsize=16384)(self._align)
+        self._relations: dict[tuple[str, str], tuple[float, str | None]] = {}
+        self._reaches: dict[str, frozenset[str]] = {}
         self._ancestors = lru_cache(maxsize=65536)(self._ancestors_uncached)
+        self._links = lru_cache(maxsize=262144)(self._links_uncached)
 
     # --- terms -------------------------------------------------------------------------
 
@@ -222,8 +234,37 @@ class LexicalAligner:
 
     # --- relations between two terms --------------------------------------------------------
 
+    def _links_uncached(self, synset_id: str, symbols: str) -> frozenset[str]:
+        """The synsets ``synset_id`` points at by any of ``symbols`` (WordNet's pointer symbols, space-separated)."""
+        return frozenset(self.wordnet.synset(synset_id).related(*symbols.split()))
+
     def _ancestors_uncached(self, synset_id: str, steps: int) -> dict[str, int]:
         return self.wordnet.hypernyms(synset_id, steps)
+
+    def _relation(self, asked: Term, said: Term) -> tuple[float, str | None]:
+        key = (asked.text, said.text)
+        if key not in self._relations:
+            if asked.forms & said.forms or self._reach(asked) & self._reach(said):
+                self._relations[key] = self._relation_uncached(asked, said)
+            else:  # nothing in common within reach: unrelated, without reading every pair of senses
+                self._relations[key] = (0.0, None)
+        return self._relations[key]
+
+    def _reach(self, term: Term) -> frozenset[str]:
+        """Everything a relation between two words goes through, so two words whose reaches do not meet are
+        unrelated: their senses, ancestors within four steps, linked and opposite senses, and the
+        exclusive kinds of their commonest noun senses."""
+        if term.text not in self._reaches:
+            found: set[str] = set()
+            for pos, ids in term.senses.items():
+                for rank, sense in enumerate(ids):
+                    found |= set(self._ancestors(sense, _ANCESTOR_STEPS))
+                    found |= self._links(sense, _LINKS_FROM) | self._links(sense, _DERIVED) | self._links(sense, "!")
+                    lexname = self.wordnet.synset(sense).lexname
+                    if pos == "n" and rank < _CONFLICT_SENSES and lexname in _CONCRETE_LEXNAMES:
+                        found.add(f"lexname:{lexname}")
+            self._reaches[term.text] = frozenset(found)
+        return self._reaches[term.text]
 
     def _relation_uncached(self, asked: Term, said: Term) -> tuple[float, str | None]:
         """(support 0..1, conflict reason or None) between an asked term and a described one."""
@@ -234,8 +275,8 @@ class LexicalAligner:
             said_ids = said.senses.get(pos, ())
             for rank, a in enumerate(asked_ids):
                 a_synset = self.wordnet.synset(a)
-                links = set(a_synset.related("+", "&", "^", "$", "*", "=", "\\"))
-                antonyms = set(a_synset.related("!"))
+                links = self._links(a, _LINKS_FROM)
+                antonyms = self._links(a, "!")
                 for other_rank, s in enumerate(said_ids):
                     if s == a:
                         return 1.0, None
@@ -256,7 +297,7 @@ class LexicalAligner:
         # the two must be its word's commonest sense, and neither far down the list.
         if max(rank, other_rank) >= _HYPONYM_SENSES or min(rank, other_rank) > 0:
             return 0.0
-        if s in links or a in set(self.wordnet.synset(s).related("+", "&", "^", "$", "*", "=")):
+        if s in links or a in self._links(s, _LINKS_TO):
             return 0.8
         up = self._ancestors(s, _ANCESTOR_STEPS)
         if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
@@ -268,7 +309,7 @@ class LexicalAligner:
     def _derived(self, asked: Term, said: Term) -> bool:
         """Across parts of speech, derivation still links words ("celebration" / "celebrate")."""
         theirs = {s for ids in said.senses.values() for s in ids}
-        return any(set(self.wordnet.synset(a).related("+", "\\", "<", "=")) & theirs
+        return any(self._links(a, _DERIVED) & theirs
                    for ids in asked.senses.values() for a in ids)
 
     @cached_property
@@ -283,7 +324,7 @@ class LexicalAligner:
         if pos == "a":  # adjectives: satellites of one head (the colours, the sizes)
             if max(rank, other_rank) >= _CONFLICT_SENSES:
                 return None
-            heads = (set(self.wordnet.synset(a).related("&")) | {a}) & (set(self.wordnet.synset(s).related("&")) | {s})
+            heads = (self._links(a, "&") | {a}) & (self._links(s, "&") | {s})
             return "exclusive" if heads else None
         if pos != "n":  # verbs' hierarchies are too shallow to tell a different act from another word for it
             return None
@@ -316,7 +357,7 @@ class LexicalAligner:
                 reason, against = why, other.text
         return best, best_word, reason, against
 
-    def align(self, asked: str, said: str, spoken: bool = False) -> Alignment:
+    def _align(self, asked: str, said: str, spoken: bool = False) -> Alignment:
         """How far ``said`` (a description of a moment, or with ``spoken`` a line said) says ``asked``."""
         asked_terms, said_terms = self.terms(asked), self.terms(said)
         if spoken:
@@ -326,6 +367,8 @@ class LexicalAligner:
             return Alignment(support=0.0, conflict=0.0)
         result = Alignment(support=0.0, conflict=0.0)
         relations = {(a, s): self._relation(a, s) for a in asked_terms for s in said_terms}
+        if len(self._relations) > _MOST_RELATIONS:  # a long-lived process keeps the recent ones
+            self._relations.clear()
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         credit_sum, conflict = 0.0, 0.0
