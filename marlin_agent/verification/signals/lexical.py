@@ -274,7 +274,6 @@ class LexicalAligner:
         for pos, asked_ids in asked.senses.items():
             said_ids = said.senses.get(pos, ())
             for rank, a in enumerate(asked_ids):
-                a_synset = self.wordnet.synset(a)
                 links = self._links(a, _LINKS_FROM)
                 antonyms = self._links(a, "!")
                 for other_rank, s in enumerate(said_ids):
