@@ -15,8 +15,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-import numpy as np
-
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
@@ -95,7 +93,6 @@ class Toolbox:
         self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
         self._infos: dict[str, VideoInfo] = {}
         self._refs: dict[str, VideoRef] = {}
-        self._vectors: dict[str, np.ndarray] = {}
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -129,11 +126,6 @@ class Toolbox:
             ref = await self._ref(video_id)
             self._infos[video_id] = await asyncio.to_thread(probe_video, Path(ref.path), self.settings.cache_dir)
         return self._infos[video_id]
-
-    async def embed_query(self, text: str) -> np.ndarray:
-        if text not in self._vectors:
-            self._vectors[text] = (await asyncio.to_thread(self.library.embedder.embed, [text]))[0]
-        return self._vectors[text]
 
     async def _run_chunks(self, video: VideoInfo, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable],
                           meter: _Meter):

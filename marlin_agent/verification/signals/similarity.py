@@ -12,6 +12,8 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.signals import Embed, SpanTexts, signal, text_evidence, text_similarities
 
+_MOST_EVENTS = 1024
+
 
 @signal
 class Similar:
@@ -29,6 +31,8 @@ class Similar:
         if not nearby:
             return []
         if texts.event not in self._vectors:
+            if len(self._vectors) > _MOST_EVENTS:  # a long-lived process asks without end
+                self._vectors.clear()
             self._vectors[texts.event] = self.embed([texts.event])[0]
         similarities = text_similarities(self.embed, texts.event, self._vectors[texts.event],
                                          [r["text"] for r in nearby])
