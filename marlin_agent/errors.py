@@ -102,6 +102,14 @@ class PathNotAllowed(InputError):
     default_hint = "Use a path inside the allowed roots, or restart the server with --root for that folder."
 
 
+class OutputNotOurs(InputError):
+    """An output file exists and is not this job's own: writing to it would destroy someone's data."""
+
+    code = "output_exists"
+    default_hint = ("Give a new output name, or pass --force (over MCP: overwrite=true) to replace the file "
+                    "with this job's rows.")
+
+
 class MissingDependency(MarlinAgentError):
     """An optional extra is not installed."""
 

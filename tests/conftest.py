@@ -49,6 +49,15 @@ def shelf(tmp_path_factory, footage) -> Path:
 
 
 @pytest.fixture
+def root(tmp_path, footage) -> Path:
+    """The folder an MCP server is allowed: one short video in it."""
+    folder = tmp_path / "allowed"
+    folder.mkdir()
+    shutil.copy(footage["short_field"], folder / "short_field.mp4")
+    return folder
+
+
+@pytest.fixture
 def simulator() -> Iterator[MarlinSimulator]:
     with MarlinSimulator() as sim:
         yield sim

@@ -52,14 +52,6 @@ def _is_the_cli_document(structured: dict, argv: list[str], env: dict, model) ->
     assert set(structured) == set(from_cli), argv[0]
 
 
-@pytest.fixture
-def root(tmp_path, footage) -> Path:
-    folder = tmp_path / "allowed"
-    folder.mkdir()
-    shutil.copy(footage["short_field"], folder / "short_field.mp4")
-    return folder
-
-
 def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     listed = _session(library_env, root, lambda client: client.list_tools())
     tools = {tool.name: tool for tool in listed.tools}
@@ -70,7 +62,8 @@ def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     assert all(tool.description for tool in tools.values())
     read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
     assert read_only == {"search", "find", "caption", "job_status", "list_videos"}
-    assert all(tools[name].annotations.destructive_hint is False for name in ("ask", "index", "extract"))
+    assert all(tools[name].annotations.destructive_hint is False for name in ("ask", "index"))
+    assert tools["extract"].annotations.destructive_hint is True  # overwrite=true replaces a file
     # Only JSON Schema's own formats: strict clients reject others ("path" is pydantic's).
     standard = {"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri",
                 "uri-reference", "uuid", "regex", "json-pointer"}

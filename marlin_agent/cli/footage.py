@@ -25,10 +25,14 @@ from marlin_agent.cli.output import emit_json, index_progress, run, say
 
 
 def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool, work, show,
-                    more: dict | None = None, needs_server: bool = True) -> None:
-    """Shared body of the commands that work on the library: settings, progress, output."""
+                    more: dict | None = None, needs_server: bool = True, first=None) -> None:
+    """Shared body of the commands that work on the library: settings, progress, output.
+
+    ``first`` checks the command's own input before anything else happens (no server is started)."""
 
     async def body():
+        if first is not None:
+            first()
         settings = server.settings(**{"library.db": db, "library.transcribe": False if no_transcribe else None},
                                    **(more or {}))
         if needs_server:
@@ -137,29 +141,40 @@ def extract_command(
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
     retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
+    force: Annotated[bool, typer.Option("--force", help="Replace an output file that is not this job's own (another tool's, or another schema's rows). Without it such a file is refused, untouched.")] = False,
     shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Do shard I of N (0-based): this shard's whole videos, into its own part, OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
     from marlin_agent.cli.render import show_extract
-    from marlin_agent.extraction.job import extract
+    from marlin_agent.extraction.job import claim, extract
     from marlin_agent.extraction.schema import load_schema
+    from marlin_agent.file_names import safe_stem
     from marlin_agent.library.shards import Shard
 
     servers = ray_endpoints(ray, workers, endpoints, shard)
+    job: dict = {}
+
+    def first() -> None:
+        """A bad schema or an output that is not ours is refused before any footage is touched."""
+        job["schema"] = loaded = load_schema(schema)
+        # The title is the schema author's text, not a path: it names a file in the current folder.
+        job["target"] = target = output or Path(f"{safe_stem(loaded.name, 'rows')}.jsonl")
+        if not force and shard is None:
+            claim(target, loaded)
 
     async def work(settings, progress):
         share = None if shard is None else Shard.parse(shard)
-        loaded = load_schema(schema)
-        target = output or Path(f"{loaded.name}.jsonl")
+        loaded, target = job["schema"], job["target"]
         if ray is not None:
             from marlin_agent.extraction.on_ray import extract_on_ray
 
             return await extract_on_ray(loaded, within, settings, target, ray, workers, servers, per=per,
-                                        instructions=instructions, retry_failed=retry_failed, on_progress=progress)
+                                        instructions=instructions, retry_failed=retry_failed, on_progress=progress,
+                                        force=force)
         return await extract(loaded, within, settings, target, per=per, instructions=instructions,
-                             retry_failed=retry_failed, on_progress=progress, shard=share)
+                             retry_failed=retry_failed, on_progress=progress, shard=share, force=force)
 
     library_command(as_json, server, db, no_transcribe, work, show_extract, more={"planner.model": planner},
-                    needs_server=servers is None)
+                    needs_server=servers is None, first=first)

@@ -8,6 +8,7 @@ the last errors, never dropped.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 from pydantic import BaseModel
@@ -44,7 +45,9 @@ class RowFiller:
         prompt = data_path("prompts/extract.md").read_text(encoding="utf-8")
         if instructions:
             prompt += f"\n\nThe user's instructions for this job:\n{instructions}"
-        output = StructuredDict(schema.document, name="row", description=f"One {schema.name} record.")
+        # A copy: the structured-output machinery adapts the schema it is given in place.
+        shown = copy.deepcopy(schema.llm_document or schema.document)
+        output = StructuredDict(shown, name="row", description=f"One {schema.name} record.")
         self.agent = Agent(model, output_type=output, instructions=prompt, retries={"output": retries})
         self._errors: list[str] = []
 

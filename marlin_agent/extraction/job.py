@@ -6,6 +6,10 @@ validation stay in the file (``valid: false`` with the error) and are retried on
 ``retry_failed``, which first takes them out so no key appears twice. Parquet output is
 written from the journal (``OUT.parquet.jsonl``) when the job finishes.
 
+An output is appended to only when it is this job's own: every row carries the schema's
+fingerprint, and a file holding anything else (another tool's lines, another schema's rows)
+is refused unless the caller asks to replace it (``force``).
+
 A sharded job (``shard``) takes whole videos, indexes them and writes its own part,
 ``OUT-0000I-of-0000N.jsonl``; the parts together hold exactly the rows of one unsharded run.
 """
@@ -23,7 +27,7 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion, VideoRef
-from marlin_agent.errors import InputError, PlannerNotConfigured
+from marlin_agent.errors import InputError, OutputNotOurs, PlannerNotConfigured
 from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per, units_of
@@ -41,6 +45,7 @@ class Row(BaseModel):
     error: str | None = None
     model: str
     schema_name: str
+    schema_id: str | None = None  # the schema's fingerprint: which job's output this row belongs to
 
 
 class ExtractSummary(BaseModel):
@@ -61,12 +66,36 @@ def _journal(output: Path) -> Path:
 def _read(journal: Path) -> list[Row]:
     rows = []
     if journal.is_file():
-        for line in journal.read_text(encoding="utf-8").splitlines():
+        for line in journal.read_text(encoding="utf-8", errors="replace").splitlines():
             try:
                 rows.append(Row.model_validate_json(line))
             except ValueError:
                 continue  # a line cut short by a kill: its unit is redone
     return rows
+
+
+def _foreign(journal: Path, schema: Schema) -> str | None:
+    """Why ``journal`` is not this job's own output (None when it is, or holds nothing).
+
+    Only the last line may fail to read: a kill can cut it short. Any other line that is not a row,
+    or a row of another schema, means the file belongs to someone else."""
+    try:
+        text = journal.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        return "it is not a text file"
+    lines = text.splitlines()
+    for number, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            row = Row.model_validate_json(line)
+        except ValueError:
+            if number == len(lines) and not text.endswith("\n"):
+                continue
+            return f"line {number} is not a row this tool wrote"
+        if row.schema_name != schema.name or (row.schema_id and row.schema_id != schema.fingerprint):
+            return f"it holds rows of another schema ({row.schema_name}, or an earlier version of it)"
+    return None
 
 
 def _rewrite(journal: Path, rows: list[Row]) -> None:
@@ -95,12 +124,38 @@ def check_output(output: Path) -> None:
         raise InputError(f"{output.name}: the output must be .jsonl or .parquet")
 
 
-class Journal:
-    """The output file as the job's journal: the rows written so far, and where the next one goes."""
+def claim(output: Path, schema: Schema, force: bool = False) -> None:
+    """Make sure writing ``output`` destroys nothing: it is new, empty, or this schema's own rows.
 
-    def __init__(self, output: Path, retry_failed: bool = False) -> None:
+    Anything else is refused untouched, or removed when ``force`` says the caller wants it replaced."""
+    check_output(output)
+    journal = _journal(output)
+    if output.is_dir() or journal.is_dir():
+        raise InputError(f"{output} is a folder; give a file name ending in .jsonl or .parquet")
+    if journal.is_file():
+        reason = _foreign(journal, schema)
+    elif output != journal and output.is_file():
+        reason = "this tool keeps no journal beside it"
+    else:
+        return
+    if reason is None:
+        return
+    if not force:
+        raise OutputNotOurs(f"{output} already exists and is not this job's output ({reason}); nothing was "
+                            "written to it")
+    journal.unlink(missing_ok=True)
+    output.unlink(missing_ok=True)
+
+
+class Journal:
+    """The output file as the job's journal: the rows written so far, and where the next one goes.
+
+    ``force`` replaces an output that is not this job's own; without it such a file is refused, untouched."""
+
+    def __init__(self, output: Path, schema: Schema, retry_failed: bool = False, force: bool = False) -> None:
         check_output(output)
         self.output, self.path = output, _journal(output)
+        claim(output, schema, force)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()  # a shard with no videos of its own still leaves its (empty) part
         existing = _read(self.path)
@@ -172,7 +227,8 @@ async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: 
                 unit, settings.planner.max_tokens)
             tally.tokens += filled.tokens
             yield Row(key=key, video=video, start=unit.start, end=unit.end, per=per, data=filled.data,
-                      valid=filled.valid, error=filled.error, model=model_label, schema_name=schema.name)
+                      valid=filled.valid, error=filled.error, model=model_label, schema_name=schema.name,
+                      schema_id=schema.fingerprint)
 
 
 def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -> ExtractSummary:
@@ -185,14 +241,14 @@ def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -
 async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output: Path, per: Per = "video",
                   model=None, instructions: str | None = None, retry_failed: bool = False,
                   on_progress: Callable | None = None, summary: dict | None = None,
-                  shard: Shard | None = None) -> AsyncIterator[Row]:
+                  shard: Shard | None = None, force: bool = False) -> AsyncIterator[Row]:
     """Fill and write every row not written yet; yield each new row as it lands."""
     check_output(output)
     if shard is not None:
         output = output.with_name(shard.part_name(output.stem, output.suffix))
+    journal = Journal(output, schema, retry_failed, force)  # a file that is not ours: refused before any work
     filler = row_filler(schema, settings, model, instructions)
     started = time.monotonic()
-    journal = Journal(output, retry_failed)
     tally, new = Tally(), []
     async for row in fill_rows(schema, inputs, settings, per, filler, journal.written, tally, on_progress, shard):
         journal.append(row)

@@ -38,11 +38,11 @@ def _extract_shard(settings: Settings, schema: Schema, inputs: list[str], per: P
 async def extract_on_ray(schema: Schema, inputs: list[str], settings: Settings, output: Path, address: str,
                          workers: int | None = None, endpoints: list[str] | None = None, per: Per = "video",
                          instructions: str | None = None, retry_failed: bool = False,
-                         on_progress=None) -> ExtractSummary:
+                         on_progress=None, force: bool = False) -> ExtractSummary:
     """Fill ``schema`` over ``inputs`` as one Ray task per worker, into ``output``; then compact the index."""
     started = time.monotonic()
     row_filler(schema, settings, None, instructions)  # no LLM configured: say so before any cluster starts
-    journal = Journal(output, retry_failed)
+    journal = Journal(output, schema, retry_failed, force)
     tally, new = Tally(), []
 
     def keep(result: tuple[list[Row], Tally]) -> None:

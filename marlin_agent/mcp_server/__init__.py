@@ -211,6 +211,8 @@ class MarlinTools:
 _READS = ToolAnnotations(read_only_hint=True, open_world_hint=False)
 _READS_OPEN = ToolAnnotations(read_only_hint=True, open_world_hint=True)
 _ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=True, open_world_hint=True)
+# extract writes a file in the roots: never over one that is not its own, unless the caller passes overwrite.
+_WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 
 
 def build_server(settings: Settings, roots: list[str | Path] | None = None) -> MCPServer:
@@ -292,24 +294,36 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         job = tools.start_index(sources)
         return await tools.wait(job.id, wait_seconds, ctx)
 
-    @server.tool(annotations=_ADDS)
+    @server.tool(annotations=_WRITES)
     async def extract(schema: dict[str, Any] | str, paths: list[str], ctx: Context, output: str | None = None,
                       per: Literal["video", "chunk"] = "video", instructions: str | None = None,
-                      planner: str | None = None, wait_seconds: float = 30.0) -> Job:
+                      planner: str | None = None, overwrite: bool = False, wait_seconds: float = 30.0) -> Job:
         """Turn footage into rows matching a JSON Schema (an object, a schema file path, or "marlin"
         for Marlin's own scenes and events without an LLM). Runs as a job; the result names the
-        JSONL/Parquet output (default under $MARLIN_HOME/extracts).
+        JSONL/Parquet output: output (a .jsonl or .parquet path inside the roots), default a file
+        under $MARLIN_HOME/extracts named after the schema's title. An existing output is resumed
+        when it holds this schema's rows; any other existing file is refused unless overwrite=true,
+        which replaces it. $refs resolve only inside the schema; nothing is fetched.
 
         planner: the LLM that fills a custom schema ("provider/name", or a model served at the
         configured planner base URL); default: the server's [planner] model. Not needed for "marlin"."""
+        from marlin_agent.extraction.job import check_output, claim
         from marlin_agent.extraction.job import extract as run_extract
         from marlin_agent.extraction.schema import load_schema
+        from marlin_agent.file_names import safe_stem
 
         sources = _checked(guard.sources, paths)
         if isinstance(schema, str) and schema != "marlin":
             schema = str(_checked(guard.path, schema))
+        # A schema title is the caller's text, never a path: it only names a file in the server's own folder.
         try:
-            loaded = load_schema(schema)
+            loaded = load_schema(schema, files_beside=False)
+            target = (_checked(guard.path, output) if output
+                      else tools.settings.home / "extracts" / f"{safe_stem(loaded.name, 'rows')}-"
+                                                             f"{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
+            check_output(target)
+            if not overwrite:
+                claim(target, loaded)
         except MarlinAgentError as exc:
             raise _tool_error(exc) from None
         settings = tools.with_overrides(await tools.served(), **{"planner.model": planner})
@@ -322,11 +336,10 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
                 exc.hint = ('Pass planner, e.g. "openai/gpt-4.1-mini" or a model served at the configured '
                             'planner base URL, or set [planner] model in the server\'s config; or use schema "marlin".')
                 raise _tool_error(exc) from None
-        target = (_checked(guard.path, output) if output
-                  else settings.home / "extracts" / f"{loaded.name}-{time.strftime('%Y%m%d-%H%M%S')}.jsonl")
 
         job = tools.start("extract", lambda reporter: run_extract(
-            loaded, sources, settings, target, per=per, instructions=instructions, on_progress=reporter))
+            loaded, sources, settings, target, per=per, instructions=instructions, on_progress=reporter,
+            force=overwrite))
         return await tools.wait(job.id, wait_seconds, ctx)
 
     @server.tool(annotations=_READS)

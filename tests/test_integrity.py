@@ -1,0 +1,234 @@
+"""Security and integrity: what a caller, a schema or the footage names cannot write outside the
+allowed places, destroy a user's file, or make the agent send a request nobody asked for."""
+
+from __future__ import annotations
+
+import http.server
+import json
+import threading
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.extraction.schema import InvalidSchema, load_schema
+
+from .test_cli import document, invoke
+from .test_mcp import _session
+
+FOREIGN = '{"note": "my own notes"}\n{"note": "not an extract row"}\n'
+
+
+class Listener:
+    """A loopback HTTP server that records every request it receives."""
+
+    def __init__(self) -> None:
+        self.requests: list[str] = []
+        owner = self
+
+        class Handler(http.server.BaseHTTPRequestHandler):
+            def do_GET(self) -> None:
+                owner.requests.append(self.path)
+                self.send_response(200)
+                self.send_header("Content-Type", "application/json")
+                self.end_headers()
+                self.wfile.write(b'{"type": "string"}')
+
+            do_HEAD = do_GET
+
+            def log_message(self, *args) -> None:
+                pass
+
+        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        threading.Thread(target=self.server.serve_forever, daemon=True).start()
+
+    def close(self) -> None:
+        self.server.shutdown()
+        self.server.server_close()
+
+
+@pytest.fixture
+def listener():
+    server = Listener()
+    yield server
+    server.close()
+
+
+# --- writes stay inside the allowed places ------------------------------------------------------
+
+
+def test_a_schema_title_that_is_a_path_names_a_file_in_the_servers_own_folder(library_env, root, tmp_path):
+    escape = tmp_path / "escape"
+    titles = [str(escape / "ESCAPED"), "../../../../" + str(escape / "CLIMBED").lstrip("/")]
+    env = {**library_env, "MARLIN_PLANNER": "filler", "MARLIN_PLANNER_BASE_URL": "http://127.0.0.1:9/v1"}
+
+    async def work(client):
+        results = []
+        for title in titles:
+            schema = {"title": title, "type": "object", "properties": {"scorer": {"type": "string"}}}
+            job = (await client.call_tool("extract", {"schema": schema, "paths": ["."], "wait_seconds": 60})
+                   ).structured_content
+            while job["state"] == "running":
+                job = (await client.call_tool("job_status", {"job_id": job["id"]})).structured_content
+            results.append(job)
+        return results
+
+    _session(env, root, work)
+    assert not escape.exists(), list(escape.rglob("*"))
+    extracts = Path(library_env["MARLIN_HOME"]) / "extracts"
+    names = sorted(p.name for p in extracts.iterdir())
+    assert len(names) == 2 and all(name.startswith(("tmp_", "escape")) or "ESCAPED" in name or "CLIMBED" in name
+                                   for name in names), names
+    assert all("/" not in name and not name.startswith(".") for name in names)
+
+
+def test_the_cli_names_its_default_output_after_the_title_in_the_current_folder(library_env, tmp_path,
+                                                                                monkeypatch, footage):
+    schema = tmp_path / "s.json"
+    schema.write_text(json.dumps({"title": "../../up/there", "type": "object", "properties": {}}))
+    work = tmp_path / "work"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    result = invoke(["extract", "--schema", str(schema), "--in", str(footage["short_field"]), "--json"],
+                    {**library_env, "MARLIN_PLANNER": ""})
+    assert result.exit_code == 2 and document(result)["error"]["code"] == "planner_not_configured"
+    assert not (tmp_path.parent / "up").exists()
+
+
+# --- nothing of the user's is destroyed -------------------------------------------------------------
+
+
+def test_extract_onto_a_foreign_jsonl_refuses_and_keeps_every_line(library_env, tmp_path, footage, simulator):
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(FOREIGN)
+    argv = ["extract", "--schema", "marlin", "--in", str(footage["short_field"]), "-o", str(notes), "--json"]
+    refused = invoke(argv, library_env)
+    assert refused.exit_code == 2, refused.stdout
+    error = document(refused)["error"]
+    assert error["code"] == "output_exists" and "--force" in error["hint"]
+    assert notes.read_text() == FOREIGN
+    assert simulator.state.received == 0  # refused before any footage was looked at
+
+    replaced = invoke([*argv, "--force"], library_env)
+    assert replaced.exit_code == 0, replaced.stdout
+    rows = [json.loads(line) for line in notes.read_text().splitlines()]
+    assert [row["schema_name"] for row in rows] == ["marlin"]
+
+
+def test_extract_resumes_its_own_output_but_refuses_another_schemas(library_env, tmp_path, footage):
+    out = tmp_path / "rows.jsonl"
+    argv = ["extract", "--in", str(footage["short_field"]), "-o", str(out), "--json"]
+    assert invoke([*argv, "--schema", "marlin"], library_env).exit_code == 0
+    again = document(invoke([*argv, "--schema", "marlin"], library_env))
+    assert again["rows_skipped"] == 1 and again["rows_ok"] == 0
+    other = tmp_path / "other.json"
+    other.write_text(json.dumps({"title": "other", "type": "object", "properties": {}}))
+    refused = invoke([*argv, "--schema", str(other)], {**library_env, "MARLIN_PLANNER": ""})
+    assert document(refused)["error"]["code"] == "output_exists"
+    assert len(out.read_text().splitlines()) == 1
+
+
+def test_mcp_extract_onto_a_users_jsonl_is_refused_and_the_tool_says_it_may_overwrite(library_env, root):
+    notes = root / "notes.jsonl"
+    notes.write_text(FOREIGN)
+
+    async def work(client):
+        listed = await client.list_tools()
+        refused = await client.call_tool("extract", {"schema": "marlin", "paths": ["."], "output": "notes.jsonl"})
+        return listed, refused
+
+    listed, refused = _session(library_env, root, work)
+    assert refused.is_error and "output_exists" in refused.content[0].text and "overwrite" in refused.content[0].text
+    assert notes.read_text() == FOREIGN
+    extract = next(tool for tool in listed.tools if tool.name == "extract")
+    assert extract.annotations.destructive_hint is True
+    assert "overwrite" in extract.input_schema["properties"]
+
+
+# --- schemas: no request, no loop, no traceback ------------------------------------------------------
+
+
+def test_a_ref_to_a_loopback_listener_is_refused_before_any_work_and_receives_nothing(
+        library_env, tmp_path, footage, listener, simulator):
+    schema = tmp_path / "remote.json"
+    schema.write_text(json.dumps({"title": "remote", "type": "object",
+                                  "properties": {"x": {"$ref": f"{listener.url}/part.json"}}}))
+    result = invoke(["extract", "--schema", str(schema), "--in", str(footage["short_field"]), "--json"],
+                    {**library_env, "MARLIN_PLANNER": "filler", "MARLIN_PLANNER_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert result.exit_code == 2
+    error = document(result)["error"]
+    assert error["code"] == "invalid_schema" and "nothing is fetched" in error["message"]
+    assert listener.requests == [] and simulator.state.received == 0
+
+
+def test_a_ref_over_mcp_reaches_no_listener_even_when_urls_are_allowed(library_env, root, listener):
+    schema = {"title": "remote", "type": "object", "properties": {"x": {"$ref": f"{listener.url}/part.json"}}}
+
+    async def work(client):
+        return await client.call_tool("extract", {"schema": schema, "paths": ["."]})
+
+    result = _session(library_env, root, work)
+    assert result.is_error and "invalid_schema" in result.content[0].text
+    assert listener.requests == []
+
+
+def _nested(levels: int) -> dict:
+    document = {"title": "deep", "type": "object"}
+    inner = document
+    for _ in range(levels):
+        inner["properties"] = {"x": {"type": "object"}}
+        inner = inner["properties"]["x"]
+    return document
+
+
+@pytest.mark.parametrize("schema, reason", [
+    (_nested(200), "nests deeper than"),
+    ({"title": "loop", "type": "object", "$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"$ref": "#/$defs/a"}},
+      "properties": {"x": {"$ref": "#/$defs/a"}}}, "loop"),
+    ({"title": "self", "type": "object", "allOf": [{"$ref": "#"}]}, "loop"),
+    ({"title": "nowhere", "type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}, "leads nowhere"),
+])
+def test_deep_and_looping_schemas_are_refused_up_front_with_the_reason(library_env, tmp_path, footage,
+                                                                        simulator, schema, reason):
+    path = tmp_path / "schema.json"
+    path.write_text(json.dumps(schema))
+    result = invoke(["extract", "--schema", str(path), "--in", str(footage["short_field"]), "--json"],
+                    {**library_env, "MARLIN_PLANNER": "filler", "MARLIN_PLANNER_BASE_URL": "http://127.0.0.1:9/v1"})
+    assert result.exit_code == 2, result.stdout
+    error = document(result)["error"]
+    assert error["code"] == "invalid_schema" and reason in error["message"]
+    assert simulator.state.received == 0
+
+
+def test_a_recursive_schema_is_shown_to_the_llm_to_a_stated_depth_and_rows_are_checked_against_all_of_it():
+    from marlin_agent.extraction.schema import RECURSION_DEPTH, validation_errors
+
+    tree = {"title": "part", "type": "object", "required": ["name"],
+            "properties": {"name": {"type": "string"}, "parts": {"type": "array", "items": {"$ref": "#"}}}}
+    schema = load_schema(tree)
+    shown, depth = schema.llm_document, 0
+    while "parts" in shown.get("properties", {}):
+        shown, depth = shown["properties"]["parts"]["items"], depth + 1
+    assert depth == 1 + RECURSION_DEPTH  # the row itself, then the stated number of repeats, then left open
+    assert shown == {"type": "object"} and "$ref" not in json.dumps(schema.llm_document)
+    deep_row = {"name": "a"}
+    for level in range(10):
+        deep_row = {"name": f"level {level}", "parts": [deep_row]}
+    assert validation_errors(schema, deep_row) == []
+    deep_row["parts"][0]["parts"][0]["name"] = 3
+    assert validation_errors(schema, deep_row) == ["parts/0/parts/0/name: 3 is not of type 'string'"]
+
+
+def test_a_schema_file_may_refer_to_files_beside_it_on_the_cli_but_not_above_it_nor_over_mcp(tmp_path):
+    (tmp_path / "part.json").write_text(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
+    main = tmp_path / "main.json"
+    main.write_text(json.dumps({"title": "m", "type": "object", "properties": {"p": {"$ref": "part.json"}}}))
+    assert load_schema(main).llm_document["properties"]["p"]["properties"]["n"] == {"type": "integer"}
+    with pytest.raises(InvalidSchema, match="only inside the schema"):
+        load_schema(main, files_beside=False)
+    nested = tmp_path / "inner"
+    nested.mkdir()
+    climbing = nested / "climb.json"
+    climbing.write_text(json.dumps({"title": "c", "type": "object", "properties": {"p": {"$ref": "../part.json"}}}))
+    with pytest.raises(InvalidSchema, match="not a file in the schema's folder"):
+        load_schema(climbing)
