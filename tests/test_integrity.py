@@ -232,3 +232,19 @@ def test_a_schema_file_may_refer_to_files_beside_it_on_the_cli_but_not_above_it_
     climbing.write_text(json.dumps({"title": "c", "type": "object", "properties": {"p": {"$ref": "../part.json"}}}))
     with pytest.raises(InvalidSchema, match="not a file in the schema's folder"):
         load_schema(climbing)
+
+
+# --- a cold server answers every first call -------------------------------------------------------
+
+
+def test_twenty_concurrent_first_calls_on_a_cold_mcp_server_all_answer(library_env, root):
+    import asyncio
+
+    async def work(client):
+        calls = [client.call_tool("list_videos", {}) if n % 2 else client.call_tool("search", {"query": f"red {n}"})
+                 for n in range(20)]
+        return await asyncio.gather(*calls)
+
+    results = _session(library_env, root, work)
+    failures = [r.content[0].text for r in results if r.is_error]
+    assert failures == [] and len(results) == 20

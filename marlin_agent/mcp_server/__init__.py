@@ -28,6 +28,7 @@ from marlin_agent.library.store import VideoRecord
 from marlin_agent.marlin import with_client
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
+from marlin_agent.mcp_server.startup import Startup
 from marlin_agent.tools.results import VideoList
 from marlin_agent.version import __version__
 
@@ -102,6 +103,7 @@ class MarlinTools:
         self.settings, self.guard, self.jobs = settings, guard, Jobs()
         self._reporters: dict[str, Reporter] = {}
         self._starting: asyncio.Future | None = None
+        self.startup = Startup()
 
     def start(self, kind: str, run) -> Job:
         """Start ``run(reporter)`` as a job; its progress reaches whichever call is waiting on it."""
@@ -233,6 +235,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         paths: video files, folders (recursive) or URLs; unindexed ones are indexed first.
         threshold: confidence a moment needs (default from config, calibrated). clips: cut each
         moment into an mp4 under $MARLIN_HOME/clips and return its absolute path."""
+        await tools.startup.ready()
         from marlin_agent.app.ask import ask as run_ask
 
         sources = _checked(guard.sources, paths)
@@ -248,6 +251,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         paths: limit to these files, folders or URLs (indexed first if needed); default: all
         indexed footage inside the roots. Hits are unverified: use ask to verify."""
+        await tools.startup.ready()
         from marlin_agent.app.search import search_footage
 
         sources = _checked(guard.sources, paths) if paths else None
@@ -266,6 +270,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         """Marlin's raw candidate span per ~60 s chunk for an event in one video, best first.
 
         Unverified: Marlin proposes a span even for events that never happen. Use ask for answers."""
+        await tools.startup.ready()
         from marlin_agent.marlin.scan import find_in_video
 
         path = _checked(guard.path, video)
@@ -277,6 +282,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     async def caption(video: str, ctx: Context, start: float | None = None,
                       end: float | None = None) -> VideoCaption:
         """Marlin's dense captions for one video: a scene paragraph per chunk and time-ranged events."""
+        await tools.startup.ready()
         from marlin_agent.marlin.scan import caption_video
 
         path = _checked(guard.path, video)
@@ -289,6 +295,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
         """Index footage (captions, transcripts, search index) as a job; resumable.
 
         Waits up to wait_seconds for it to finish, then returns the job: poll job_status with its id."""
+        await tools.startup.ready()
         sources = _checked(guard.sources, paths)
         await tools.served()
         job = tools.start_index(sources)
@@ -307,6 +314,7 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         planner: the LLM that fills a custom schema ("provider/name", or a model served at the
         configured planner base URL); default: the server's [planner] model. Not needed for "marlin"."""
+        await tools.startup.ready()
         from marlin_agent.extraction.job import check_output, claim
         from marlin_agent.extraction.job import extract as run_extract
         from marlin_agent.extraction.schema import load_schema
@@ -346,12 +354,14 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     async def job_status(job_id: str, ctx: Context, wait_seconds: float = 10.0) -> Job:
         """The state of a job (index, extract, or an ask/search/find/caption that outlasted its call);
         waits up to wait_seconds for it to finish. When done, result holds the tool's document."""
+        await tools.startup.ready()
         _checked(tools.jobs.get, job_id)
         return await tools.wait(job_id, wait_seconds, ctx)
 
     @server.tool(annotations=_READS)
     async def list_videos() -> VideoList:
         """The indexed videos inside the roots (and those fetched from URLs): path, duration, chunks."""
+        await tools.startup.ready()
         return await tools.listed_videos()
 
     return server
