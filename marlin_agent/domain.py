@@ -9,11 +9,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field, WithJsonSchema, computed_field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema, computed_field
+
+from marlin_agent.file_names import path_text, text_path
 
 # A path in documents other programs read (MCP output schemas, --json): a plain string in JSON
-# Schema, since "format": "path" is pydantic's own and not a standard format.
-FilePath = Annotated[Path, WithJsonSchema({"type": "string", "description": "An absolute file path."})]
+# Schema, since "format": "path" is pydantic's own and not a standard format. A name that is not
+# UTF-8 is written with its odd bytes spelled \udcXX, and read back to the same file.
+FilePath = Annotated[Path, BeforeValidator(lambda v: str(text_path(v)) if isinstance(v, str) else v),
+                     PlainSerializer(path_text, return_type=str, when_used="json"),
+                     WithJsonSchema({"type": "string", "description": "An absolute file path."})]
 
 SCHEMA_VERSION = "1"
 # Every document a front door hands out (the CLI's --json, the MCP server's results) opens with

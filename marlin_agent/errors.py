@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from marlin_agent.file_names import escaped
+
 GATED_MODEL_URL = "https://huggingface.co/NemoStation/Marlin-2B"
 
 NO_SERVER_HINT = (
@@ -29,6 +31,7 @@ class MarlinAgentError(Exception):
     default_hint: ClassVar[str] = ""
 
     def __init__(self, message: str, hint: str | None = None) -> None:
+        message = escaped(message)  # it often names a file, and file names need not be UTF-8
         super().__init__(message)
         self.message = message
         self.hint = hint if hint is not None else self.default_hint

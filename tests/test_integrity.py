@@ -248,3 +248,28 @@ def test_twenty_concurrent_first_calls_on_a_cold_mcp_server_all_answer(library_e
     results = _session(library_env, root, work)
     failures = [r.content[0].text for r in results if r.is_error]
     assert failures == [] and len(results) == 20
+
+
+# --- any file name ------------------------------------------------------------------------------
+
+
+def test_a_folder_whose_name_is_not_utf8_is_indexed_with_the_video_beside_it(library_env, tmp_path, footage):
+    import os
+    import shutil
+
+    from marlin_agent.file_names import text_path
+
+    shelf = tmp_path / "shelf"
+    odd = Path(os.fsdecode(bytes(shelf) + b"/caf\xe9"))
+    odd.mkdir(parents=True)
+    shutil.copy(footage["long_street"], odd / os.fsdecode(b"street\xff.mp4"))
+    shutil.copy(footage["short_field"], shelf / "beside.mp4")
+    result = invoke(["index", str(shelf), "--no-transcribe", "--json"], library_env)
+    assert result.exit_code == 0, result.stdout
+    report = document(result)
+    assert report["videos_new"] == 2 and report["failed"] == []
+    odd_entry = next(v for v in report["videos"] if "caf" in v["path"])
+    assert odd_entry["path"].endswith("caf\\udce9/street\\udcff.mp4") and odd_entry["title"] == "street\\udcff"
+    assert text_path(odd_entry["path"]).is_file()  # the text names the very file
+    hits = document(invoke(["search", "white circle", "--json"], library_env))["results"]
+    assert hits and hits[0]["video"]["path"] == odd_entry["path"]

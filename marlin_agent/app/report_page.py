@@ -17,6 +17,7 @@ from pathlib import Path
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Moment
+from marlin_agent.file_names import text_path
 from marlin_agent.media.clips import DEFAULT_PAD
 from marlin_agent.tools import Toolbox
 
@@ -60,7 +61,7 @@ def _player(moment: Moment, clip: Path | None) -> str:
         offset = min(DEFAULT_PAD, moment.start)  # the context the clip starts with
         return (f'<video controls preload="auto" muted data-from="{offset:.3f}" '
                 f'src="data:video/mp4;base64,{data}"></video>')
-    source = Path(moment.video.path).resolve().as_uri()
+    source = text_path(moment.video.path).resolve().as_uri()
     return f'<video controls preload="metadata" src="{_e(source)}#t={moment.start:.3f},{moment.end:.3f}"></video>'
 
 

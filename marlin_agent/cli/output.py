@@ -31,6 +31,7 @@ from rich.text import Text
 
 from marlin_agent.domain import SCHEMA_VERSION
 from marlin_agent.errors import MarlinAgentError
+from marlin_agent.file_names import escaped_strings, has_undecodable
 
 stderr = Console(stderr=True)
 
@@ -76,6 +77,8 @@ def redact(text: str, secrets: list[str] | None) -> str:
 def emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> None:
     """One JSON document on stdout; any of ``secrets`` in it is replaced by ***."""
     text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
+    if has_undecodable(text):  # a name that is not UTF-8 slipped through: spell it out, never write raw bytes
+        text = json.dumps(escaped_strings({"schema_version": SCHEMA_VERSION, **document}), ensure_ascii=False)
     sys.stdout.write(redact(text, secrets) + "\n")
     sys.stdout.flush()
 

@@ -23,6 +23,7 @@ from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
+from marlin_agent.file_names import escaped, path_text
 from marlin_agent.errors import (
     ChunkFailed,
     DbReadOnly,
@@ -397,10 +398,10 @@ class Indexer:
 
     def _record(self, source: SourceVideo, video: VideoInfo, existing: VideoRecord | None, planned: int) -> VideoRecord:
         return VideoRecord(
-            id=video.content_id, path=str(video.path),
+            id=video.content_id, path=path_text(video.path),
             # A local file is called what the user calls it now (a renamed copy is not its old name);
             # a download keeps the title its page gave, even when a re-run reads it from the cache.
-            title=source.title or (existing.title if existing and source.url else "") or video.path.stem,
+            title=source.title or (existing.title if existing and source.url else "") or escaped(video.path.stem),
             url=source.url or (existing.url if existing else ""),
             uploader=source.uploader or (existing.uploader if existing else ""),
             external_id=source.external_id or (existing.external_id if existing else ""),

@@ -10,6 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from marlin_agent.errors import PathNotAllowed
+from marlin_agent.file_names import text_path
 
 
 def is_url(item: str) -> bool:
@@ -50,4 +51,4 @@ class PathGuard:
         """Whether a library entry may be shown: a file inside the roots, or fetched from a URL."""
         if url:
             return self.allow_urls
-        return self._inside(Path(path).resolve())
+        return self._inside(text_path(path).resolve())

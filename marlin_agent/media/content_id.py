@@ -30,7 +30,8 @@ def remembered(path: Path, cache_dir: Path, kind: str, compute: Callable[[], str
     (same place, size, modification time and inode)."""
     stat = path.stat()
     key_source = f"{path.resolve()}|{stat.st_size}|{stat.st_mtime_ns}|{stat.st_ino}"
-    key = hashlib.blake2b(key_source.encode(), digest_size=16).hexdigest()
+    # A file name need not be UTF-8: hash its bytes as the system stores them.
+    key = hashlib.blake2b(os.fsencode(key_source), digest_size=16).hexdigest()
     memo = cache_dir / kind / key
     try:
         value = memo.read_text()

@@ -8,7 +8,9 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from marlin_agent.domain import FilePath
 from marlin_agent.errors import MarlinAgentError, NoVideosFound, PathNotAllowed, VideoNotFound
+from marlin_agent.file_names import escaped, path_text
 
 VIDEO_EXTENSIONS = frozenset({
     ".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".wmv", ".flv", ".mpg", ".mpeg",
@@ -19,18 +21,22 @@ VIDEO_EXTENSIONS = frozenset({
 class SourceVideo(BaseModel):
     """A video on local disk, with what is known of where it came from."""
 
-    path: Path
+    path: FilePath
     url: str | None = None
     title: str | None = None
     uploader: str | None = None
     external_id: str | None = None
-    subtitles: Path | None = None
+    subtitles: FilePath | None = None
 
 
 class SkippedSource(BaseModel):
     source: str
     code: str
     reason: str
+
+    def model_post_init(self, context) -> None:
+        # Names that are not UTF-8 reach here raw (from a folder walk or an error message): spell them out.
+        self.source, self.reason = escaped(self.source), escaped(self.reason)
 
 
 @dataclass

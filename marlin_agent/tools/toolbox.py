@@ -19,6 +19,7 @@ from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
+from marlin_agent.file_names import text_path
 from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
@@ -124,7 +125,7 @@ class Toolbox:
     async def video_info(self, video_id: str) -> VideoInfo:
         if video_id not in self._infos:
             ref = await self._ref(video_id)
-            self._infos[video_id] = await asyncio.to_thread(probe_video, Path(ref.path), self.settings.cache_dir)
+            self._infos[video_id] = await asyncio.to_thread(probe_video, text_path(ref.path), self.settings.cache_dir)
         return self._infos[video_id]
 
     async def _run_chunks(self, video: VideoInfo, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable],
