@@ -88,6 +88,9 @@ class LibrarySettings(BaseModel):
     # Folders every indexed file must really lie in (symlinks resolved); empty: anywhere. The MCP
     # server sets its roots here, so a link inside a root cannot bring in footage from outside it.
     confine_to: list[str] = []
+    # Whether URLs may lead to this machine or its private networks. The MCP server turns this off
+    # for its callers (unless [mcp] allow_private_urls): an agent's URL is not the user's.
+    internal_urls: bool = True
 
 
 class AgentSettings(BaseModel):
@@ -150,6 +153,8 @@ class McpSettings(BaseModel):
     roots: list[str] = Field(default_factory=list, description="Folders tools may read and write; "
                              "empty means the folder the server was started in.")
     allow_urls: bool = True
+    allow_private_urls: bool = Field(False, description="Let callers' URLs reach loopback, private, link-local "
+                                     "and multicast addresses (footage on your own network).")
     call_seconds: float = Field(240.0, gt=0)
 
     _split = field_validator("roots", mode="before")(_split_paths)

@@ -21,25 +21,10 @@ FOREIGN = '{"note": "my own notes"}\n{"note": "not an extract row"}\n'
 class Listener:
     """A loopback HTTP server that records every request it receives."""
 
-    def __init__(self) -> None:
+    def __init__(self, host: str = "127.0.0.1", redirect: str | None = None, body: bytes = b'{"type": "string"}'):
         self.requests: list[str] = []
-        owner = self
-
-        class Handler(http.server.BaseHTTPRequestHandler):
-            def do_GET(self) -> None:
-                owner.requests.append(self.path)
-                self.send_response(200)
-                self.send_header("Content-Type", "application/json")
-                self.end_headers()
-                self.wfile.write(b'{"type": "string"}')
-
-            do_HEAD = do_GET
-
-            def log_message(self, *args) -> None:
-                pass
-
-        self.server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.server.server_port}"
+        self.server = http.server.ThreadingHTTPServer((host, 0), _recording(self.requests, redirect, body))
+        self.url = f"http://{host}:{self.server.server_port}"
         threading.Thread(target=self.server.serve_forever, daemon=True).start()
 
     def close(self) -> None:
@@ -273,3 +258,74 @@ def test_a_folder_whose_name_is_not_utf8_is_indexed_with_the_video_beside_it(lib
     assert text_path(odd_entry["path"]).is_file()  # the text names the very file
     hits = document(invoke(["search", "white circle", "--json"], library_env))["results"]
     assert hits and hits[0]["video"]["path"] == odd_entry["path"]
+
+
+# --- no request to this machine's own networks on a caller's behalf ---------------------------------
+
+
+def test_mcp_urls_to_loopback_are_refused_before_any_request(library_env, root, listener):
+    async def work(client):
+        indexed = await client.call_tool("index", {"paths": [f"{listener.url}/clip.mp4"]})
+        asked = await client.call_tool("ask", {"question": "when does it start", "paths": [f"{listener.url}/v"]})
+        private = await client.call_tool("index", {"paths": ["http://10.0.0.1/v.mp4", "http://[::1]:9/v.mp4",
+                                                             "http://169.254.169.254/latest"]})
+        return indexed, asked, private
+
+    indexed, asked, private = _session(library_env, root, work)
+    for result in (indexed, asked, private):
+        assert result.is_error and "path_not_allowed" in result.content[0].text, result.content
+    assert "allow_private_urls" in indexed.content[0].text
+    assert listener.requests == []
+
+
+def test_a_guarded_fetch_follows_no_redirect_into_a_refused_address(tmp_path, footage):
+    """Every request of a guarded fetch goes through the guard's proxy. Here 127.0.0.1 stands for a public
+    host and 127.0.0.2 for an internal one; the public one serves a video, and redirects to the other."""
+    import ipaddress
+
+    from marlin_agent.errors import PathNotAllowed
+    from marlin_agent.media.download import download_url
+
+    hidden = Listener("127.0.0.2", body=footage["short_field"].read_bytes())
+    public = Listener(redirect=f"{hidden.url}/secret.mp4", body=footage["short_field"].read_bytes())
+    seen: list[str] = []
+
+    def forbidden(address) -> bool:
+        seen.append(str(address))
+        return address == ipaddress.ip_address("127.0.0.2")
+
+    try:
+        with pytest.raises(PathNotAllowed, match="127.0.0.2"):
+            download_url(f"{public.url}/video.mp4", tmp_path / "cache", forbidden)
+        fetched = download_url(f"{public.url}/plain.mp4", tmp_path / "cache", forbidden)
+    finally:
+        hidden.close()
+        public.close()
+    assert hidden.requests == [] and "/video.mp4" in public.requests
+    assert fetched.path.read_bytes() == footage["short_field"].read_bytes()
+    assert seen.count("127.0.0.1") >= 3  # checked before, and by the proxy for each connection
+
+
+def _recording(requests: list[str], redirect: str | None = None, body: bytes = b""):
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            requests.append(self.path)
+            if redirect and self.path == "/video.mp4":
+                self.send_response(302)
+                self.send_header("Location", redirect)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", "video/mp4" if body[4:8] == b"ftyp" else "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            if self.command == "GET":
+                self.wfile.write(body)
+
+        do_HEAD = do_GET
+
+        def log_message(self, *args) -> None:
+            pass
+
+    return Handler

@@ -53,6 +53,7 @@ from marlin_agent.library.transcripts import (
     parse_subtitles,
 )
 from marlin_agent.marlin.prompts import PROMPT_VERSION
+from marlin_agent.media.address_guard import internal
 from marlin_agent.media.download import download_url
 from marlin_agent.media.probe import probe_video
 from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
@@ -472,7 +473,8 @@ def open_library(settings: Settings) -> Library:
 
 
 def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
-    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir),
+    forbidden = None if settings.library.internal_urls else internal
+    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir, forbidden),
                                within=[Path(folder) for folder in settings.library.confine_to] or None)
     require_videos(resolved, inputs)
     return resolved

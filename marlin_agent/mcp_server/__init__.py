@@ -220,10 +220,11 @@ _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempoten
 def build_server(settings: Settings, roots: list[str | Path] | None = None) -> MCPServer:
     """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path."""
     allowed = list(roots or settings.mcp.roots or [Path.cwd()])
-    guard = PathGuard(allowed, settings.mcp.allow_urls)
-    # Folders walked for the caller are confined too: a link inside a root must not bring in footage from outside.
+    guard = PathGuard(allowed, settings.mcp.allow_urls, settings.mcp.allow_private_urls)
+    # Folders walked for the caller are confined too: a link inside a root must not bring in footage from
+    # outside; and the caller's URLs stay off this machine's own networks unless the operator allows them.
     settings = settings.model_copy(update={"library": settings.library.model_copy(
-        update={"confine_to": [str(root) for root in guard.roots]})})
+        update={"confine_to": [str(root) for root in guard.roots], "internal_urls": settings.mcp.allow_private_urls})})
     tools = MarlinTools(settings, guard)
     server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS)
 

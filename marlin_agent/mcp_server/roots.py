@@ -11,6 +11,7 @@ from pathlib import Path
 
 from marlin_agent.errors import PathNotAllowed
 from marlin_agent.file_names import text_path
+from marlin_agent.media.address_guard import check_url
 
 
 def is_url(item: str) -> bool:
@@ -18,11 +19,11 @@ def is_url(item: str) -> bool:
 
 
 class PathGuard:
-    def __init__(self, roots: list[str | Path], allow_urls: bool = True) -> None:
+    def __init__(self, roots: list[str | Path], allow_urls: bool = True, allow_private_urls: bool = False) -> None:
         if not roots:
             raise ValueError("at least one root is needed")
         self.roots = [Path(r).expanduser().resolve() for r in roots]
-        self.allow_urls = allow_urls
+        self.allow_urls, self.allow_private_urls = allow_urls, allow_private_urls
 
     def _inside(self, path: Path) -> bool:
         return any(path == root or path.is_relative_to(root) for root in self.roots)
@@ -41,6 +42,8 @@ class PathGuard:
             if not self.allow_urls:
                 raise PathNotAllowed(f"URLs are not allowed here: {item}",
                                      hint="Set [mcp] allow_urls = true in the config to let tools fetch URLs.")
+            if not self.allow_private_urls:
+                check_url(item)  # before any work; the fetch itself is guarded again, redirects included
             return item
         return str(self.path(item))
 

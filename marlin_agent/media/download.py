@@ -5,11 +5,14 @@ A URL fetched once is not fetched again: a record beside the file maps the URL t
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import logging
+from collections.abc import Callable
 from pathlib import Path
 
-from marlin_agent.errors import MissingDependency, SourceUnavailable
+from marlin_agent.errors import MissingDependency, PathNotAllowed, SourceUnavailable
+from marlin_agent.media.address_guard import ALLOW_HINT, Address, GuardProxy, check_url
 from marlin_agent.media.sources import SourceVideo
 
 log = logging.getLogger(__name__)
@@ -68,8 +71,12 @@ def _options(target_stem: Path) -> dict:
     return options
 
 
-def download_url(url: str, cache_dir: Path) -> SourceVideo:
-    """The local copy of ``url``, downloading it (with subtitles) if it is not cached yet."""
+def download_url(url: str, cache_dir: Path, forbidden: Callable[[Address], bool] | None = None) -> SourceVideo:
+    """The local copy of ``url``, downloading it (with subtitles) if it is not cached yet.
+
+    ``forbidden`` (e.g. ``address_guard.internal``, when the URL came from a caller rather than the
+    user): addresses neither the URL nor any request yt-dlp makes for it (redirects, media,
+    subtitles) may reach."""
     folder = cache_dir / "downloads"
     key = hashlib.blake2b(url.encode(), digest_size=10).hexdigest()
     record = folder / f"{key}.json"
@@ -82,11 +89,21 @@ def download_url(url: str, cache_dir: Path) -> SourceVideo:
     except ImportError as exc:
         raise MissingDependency("Fetching URLs", "youtube") from exc
     folder.mkdir(parents=True, exist_ok=True)
-    with yt_dlp.YoutubeDL(_options(folder / key)) as downloader:
-        try:
-            info = downloader.sanitize_info(downloader.extract_info(url, download=True))
-        except yt_dlp.utils.DownloadError as exc:
-            raise SourceUnavailable(f"could not fetch {url}: {_reason(exc)}") from exc
+    options = _options(folder / key)
+    with contextlib.ExitStack() as stack:
+        guard = None
+        if forbidden is not None:
+            check_url(url, forbidden)
+            guard = stack.enter_context(GuardProxy(forbidden))
+            options["proxy"] = guard.url
+        with yt_dlp.YoutubeDL(options) as downloader:
+            try:
+                info = downloader.sanitize_info(downloader.extract_info(url, download=True))
+            except yt_dlp.utils.DownloadError as exc:
+                if guard is not None and guard.refused:
+                    raise PathNotAllowed(f"fetching {url} led to a refused address: {guard.refused[0]}",
+                                         hint=ALLOW_HINT) from exc
+                raise SourceUnavailable(f"could not fetch {url}: {_reason(exc)}") from exc
     downloads = info.get("requested_downloads") or []
     path = Path(downloads[0]["filepath"]) if downloads else None
     if path is None or not path.is_file():
