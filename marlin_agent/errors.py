@@ -160,6 +160,25 @@ class DbUnavailable(MarlinAgentError):
                     "ACCOUNT_NAME and AZURE_STORAGE_ACCOUNT_KEY for az://. See docs/scale.md.")
 
 
+class DiskFull(MarlinAgentError):
+    """The disk under the index or the cache has no room left; what was written before is kept."""
+
+    code = "disk_full"
+    exit_code = 1
+    stops_run: ClassVar[bool] = True  # every later write would fail the same way
+
+
+class IndexDamaged(MarlinAgentError):
+    """Files of the index are missing or unreadable (a crash, a bad disk, a hand that deleted them)."""
+
+    code = "index_damaged"
+    exit_code = 1
+    stops_run: ClassVar[bool] = True
+    default_hint = ("`marlin-agent doctor` lists what is damaged; `marlin-agent index --repair` rebuilds missing "
+                    "search indexes, returns damaged tables to their last good version and captions again "
+                    "what that loses.")
+
+
 class JobFailed(MarlinAgentError):
     """A distributed job (``index --ray``, ``extract --ray``) could not reach its cluster, or a shard failed there for good."""
 

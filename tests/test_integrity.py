@@ -329,3 +329,104 @@ def _recording(requests: list[str], redirect: str | None = None, body: bytes = b
             pass
 
     return Handler
+
+
+# --- a full disk and a damaged index are named, found and mended --------------------------------------
+
+
+def _doctor_index_check(env: dict[str, str]) -> dict:
+    result = invoke(["doctor", "--json"], env)
+    return next(check for check in document(result)["checks"] if check["name"] == "index")
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MB tmpfs (needs root, as in CI), filled but for a few kilobytes."""
+    import subprocess
+
+    mount = tmp_path / "small"
+    mount.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount)], capture_output=True).returncode:
+        pytest.skip("mounting a tmpfs needs root")
+    filler = mount / "filler"
+    filler.write_bytes(b"\0" * (2 * 1024 * 1024 - 24 * 1024))
+    yield mount, filler
+    subprocess.run(["umount", "-l", str(mount)], check=False)
+
+
+def test_a_full_disk_is_disk_full_as_a_json_document_and_the_re_run_completes(library_env, root, small_disk):
+    mount, filler = small_disk
+    env = {**library_env, "MARLIN_DB": str(mount / "index")}
+    full = invoke(["index", str(root), "--no-transcribe", "--json"], env)
+    assert full.exit_code != 0
+    error = document(full)["error"]
+    assert error["code"] == "disk_full" and str(mount / "index") in error["message"] and "MB" in error["message"]
+    assert "again" in error["hint"]
+    filler.unlink()
+    again = invoke(["index", str(root), "--no-transcribe", "--json"], env)
+    assert again.exit_code == 0, again.stdout
+    assert document(again)["videos_new"] == 1
+    hits = document(invoke(["search", "red circle", "--json"], env))["results"]
+    assert len({(h["start"], h["end"], h["text"]) for h in hits}) == len(hits)  # nothing stored twice
+
+
+def test_a_deleted_full_text_index_is_reported_by_doctor_and_rebuilt_by_index_repair(library_env, root):
+    import shutil
+
+    assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
+    assert _doctor_index_check(library_env)["status"] == "ok"
+    index = Path(library_env["MARLIN_HOME"]) / "index"
+    shutil.rmtree(index / "segments.lance" / "_indices")
+
+    broken = invoke(["search", "red circle", "--json"], library_env)
+    assert broken.exit_code != 0 and document(broken)["error"]["code"] == "index_damaged"
+    check = _doctor_index_check(library_env)
+    assert check["status"] == "fail" and "full-text index" in check["detail"] and "--repair" in check["fix"]
+
+    repaired = invoke(["index", "--repair", "--no-transcribe", "--json"], library_env)
+    assert repaired.exit_code == 0, repaired.stdout
+    assert document(repaired)["repair"]["rebuilt"] == ["the full-text index of segments"]
+    assert _doctor_index_check(library_env)["status"] == "ok"
+    hits = document(invoke(["search", "red circle", "--json"], library_env))["results"]
+    assert hits and hits[0]["text"] == "a red circle appears"
+
+
+def test_altered_vectors_are_found_and_repair_returns_to_a_good_version_and_captions_again(
+        library_env, root, footage):
+    import shutil
+
+    assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
+    shutil.copy(footage["long_street"], root / "long_street.mp4")
+    assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
+    data = Path(library_env["MARLIN_HOME"]) / "index" / "segments.lance" / "data"
+    newest = max(data.iterdir(), key=lambda p: p.stat().st_mtime)
+    raw = bytearray(newest.read_bytes())
+    middle = len(raw) // 2
+    raw[middle:middle + 200] = bytes(b ^ 0x5A for b in raw[middle:middle + 200])
+    newest.write_bytes(bytes(raw))
+
+    check = _doctor_index_check(library_env)
+    assert check["status"] == "fail" and "table segments" in check["detail"], check
+    repaired = document(invoke(["index", "--repair", "--no-transcribe", "--json"], library_env))
+    assert repaired["repair"]["restored"] and repaired["repair"]["problems_left"] == []
+    # Whatever the older version lacked is asked of Marlin again (compaction often keeps it all).
+    assert repaired["chunks_captioned"] == repaired["repair"]["forgotten_chunks"]
+    assert _doctor_index_check(library_env)["status"] == "ok"
+    hits = document(invoke(["search", "white circle", "--json"], library_env))["results"]
+    assert any(hit["text"] == "a white circle appears" for hit in hits)
+
+
+def test_chunks_whose_captions_were_lost_are_reported_and_captioned_again_by_repair(library_env, root, simulator):
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.indexer import open_library
+
+    assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
+    library = open_library(load_settings(env=library_env))
+    library.raw_table("segments").delete("kind = 'event' OR kind = 'scene'")  # as an older version might lack
+    check = _doctor_index_check(library_env)
+    assert check["status"] == "fail" and "lost their scenes and events" in check["detail"]
+    calls = simulator.state.received
+    repaired = document(invoke(["index", "--repair", "--no-transcribe", "--json"], library_env))
+    assert repaired["repair"]["forgotten_chunks"] == 1 and repaired["chunks_captioned"] == 1
+    assert simulator.state.received == calls + 1
+    assert _doctor_index_check(library_env)["status"] == "ok"

@@ -53,13 +53,14 @@ def index_command(
     recaption: Annotated[bool, typer.Option("--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
     failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
     shard: ShardOpt = None,
+    repair: Annotated[bool, typer.Option("--repair", help="First mend a damaged index (see `doctor`): rebuild missing search indexes, return damaged tables to their last good version; then caption again what that lost (in SOURCES, or in every stored video).")] = False,
     finalize: Annotated[bool, typer.Option("--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is missing. Takes no sources.")] = False,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
     from marlin_agent.cli.render import show_finalize_report, show_index_report
-    from marlin_agent.library.indexer import finalize_library, index_inputs
+    from marlin_agent.library.indexer import finalize_library, index_inputs, repair_and_index
     from marlin_agent.library.shards import Shard
 
     if failed_only and not recaption:
@@ -69,6 +70,13 @@ def index_command(
             raise typer.BadParameter("--finalize takes no sources, --shard or --recaption: run it once, after the shards")
         library_command(as_json, server, db, True, lambda settings, progress: finalize_library(settings),
                         show_finalize_report, needs_server=False)
+        return
+    if repair:
+        if shard is not None or recaption or ray is not None:
+            raise typer.BadParameter("--repair goes alone: run it once, then shard or recaption as usual")
+        library_command(as_json, server, db, no_transcribe,
+                        lambda settings, progress: repair_and_index(sources or [], settings, progress),
+                        show_index_report)
         return
     if not sources:
         raise typer.BadParameter("give the files, folders or URLs to index (or --finalize after a sharded job)")

@@ -45,6 +45,13 @@ def show_find(console: Console, result: FindResult) -> None:
 
 
 def show_index_report(console: Console, report) -> None:
+    if report.repair is not None:
+        mended = report.repair.rebuilt + report.repair.restored
+        console.print("Repair: " + ("; ".join(mended) if mended else "nothing was damaged")
+                      + (f"; {report.repair.forgotten_chunks} chunks to caption again" if report.repair.forgotten_chunks
+                         else ""))
+        for problem in report.repair.problems_left:
+            console.print(f"[red]still damaged[/] {problem}")
     table = Table(title="Indexed")
     for column in ("video", "status", "chunks", "failed", "transcript"):
         table.add_column(column)

@@ -23,7 +23,8 @@ from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
-from marlin_agent.file_names import escaped, path_text
+from marlin_agent.file_names import escaped, path_text, text_path
+from marlin_agent.library.health import RepairReport, repair
 from marlin_agent.errors import (
     ChunkFailed,
     DbReadOnly,
@@ -110,6 +111,7 @@ class IndexReport(BaseModel):
     seconds: float = 0.0
     videos: list[VideoOutcome] = []
     failed: list[SkippedSource] = []
+    repair: RepairReport | None = Field(None, description="What `index --repair` found and mended before indexing.")
 
 
 @dataclass
@@ -470,6 +472,20 @@ class WriteLock:
 
 def open_library(settings: Settings) -> Library:
     return Library(settings.db_path, Embedder(settings.library.embed_model, settings.cache_dir / "models"))
+
+
+async def repair_and_index(inputs: list[str], settings: Settings,
+                           on_progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
+    """Mend the index (``library.health.repair``), then index ``inputs``, or every stored video whose file
+    is still there: the chunks the repair had to forget are captioned again."""
+    library = await asyncio.to_thread(open_library, settings)
+    mended = await asyncio.to_thread(repair, library)
+    if not inputs:
+        stored = await asyncio.to_thread(library.list_videos)
+        inputs = [str(text_path(v.path)) for v in stored if text_path(v.path).is_file()]
+    report = await index_inputs(inputs, settings, library, on_progress) if inputs else IndexReport()
+    report.repair = mended
+    return report
 
 
 def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:

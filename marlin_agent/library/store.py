@@ -16,6 +16,7 @@ a later run succeeds. The embedding model is recorded, and a different one is re
 from __future__ import annotations
 
 import json
+import shutil
 import threading
 import warnings
 from datetime import datetime, timedelta, timezone
@@ -26,6 +27,7 @@ from pydantic import BaseModel
 from marlin_agent.domain import ChunkCaption, Event, Record, VideoRef
 from marlin_agent.errors import DbReadOnly, DbUnavailable, IndexMismatch, MissingDependency
 from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.storage_errors import storage_errors, translated
 from marlin_agent.library.transcripts import Transcript
 
 SCHEMA_VERSION = "2"
@@ -232,7 +234,7 @@ class Library:
             self._check_embedding_model()
         except (OSError, ValueError, RuntimeError) as exc:
             if "://" not in uri:
-                raise
+                raise translated(exc, uri, "opening it") or exc from exc
             raise DbUnavailable(f"cannot open the index at {uri}: {_store_reason(exc)}") from None
 
     # --- schema -------------------------------------------------------------------------
@@ -274,12 +276,25 @@ class Library:
     def _table(self, name: str):
         with self._lock:
             if name not in self._tables:
-                if name in self._names():
-                    self._tables[name] = self._db.open_table(name)
+                opened = self._open(name) if name in self._names() else None
+                if opened is not None:
+                    self._tables[name] = opened
                 else:
                     dim = int(self._meta().get("embed_dim") or self.embedder.dim)
                     self._tables[name] = self._create(name, self._schemas(dim)[name])
             return self._tables[name]
+
+    @storage_errors("checking its tables")
+    def _open(self, name: str):
+        """The table ``name``; None when its folder holds no committed version yet (its creation was cut
+        short, by a full disk or a kill), which is then cleared so the table can be made again."""
+        try:
+            return self._db.open_table(name)
+        except ValueError:
+            if "://" in self.uri or any((Path(self.uri) / f"{name}.lance" / "_versions").glob("*.manifest")):
+                raise
+            shutil.rmtree(Path(self.uri) / f"{name}.lance", ignore_errors=True)
+            return None
 
     def tables_ready(self) -> bool:
         """Whether every table (and the full-text index) exists, so writers need create nothing."""
@@ -288,6 +303,7 @@ class Library:
             return False
         return any(index.columns == ["text"] for index in self._table("segments").list_indices())
 
+    @storage_errors("creating its tables")
     def create_tables(self) -> None:
         """Create every table now. Shards must not race to create them: on an object store, a table
         created twice at once becomes an overwrite of the first (LanceDB 0.40), so one process makes
@@ -318,9 +334,10 @@ class Library:
         return table
 
     def _meta(self) -> dict[str, str]:
-        if "meta" not in self._names():
+        table = self._open("meta") if "meta" in self._names() else None
+        if table is None:
             return {}
-        return {row["key"]: row["value"] for row in self._db.open_table("meta").to_arrow().to_pylist()}
+        return {row["key"]: row["value"] for row in table.to_arrow().to_pylist()}
 
     def _check_embedding_model(self) -> None:
         meta = self._meta()
@@ -371,6 +388,7 @@ class Library:
 
     # --- videos -------------------------------------------------------------------------
 
+    @storage_errors("reading a video")
     def get_video(self, video_id: str) -> VideoRecord | None:
         rows = self._rows("videos", f"id = '{video_id}'")
         return VideoRecord.model_validate_json(rows[0]["record"]) if rows else None
@@ -378,11 +396,13 @@ class Library:
     def put_video(self, video: VideoRecord) -> None:
         self.write(Writes(videos=[video]))
 
+    @storage_errors("listing videos")
     def list_videos(self) -> list[VideoRecord]:
         return [VideoRecord.model_validate_json(r["record"]) for r in self._rows("videos")]
 
     # --- chunks -------------------------------------------------------------------------
 
+    @storage_errors("reading what is captioned")
     def done_chunk_ids(self, video_id: str | None = None) -> set[str]:
         """Chunks captioned in Marlin's format (of one video, or all). An off-format caption is
         kept (its events are searchable) but not done: the next run captions the chunk again."""
@@ -392,12 +412,14 @@ class Library:
         rows = self._table("chunks").search().where(where).select(["id"]).limit(None).to_arrow()
         return set(rows.column("id").to_pylist())
 
+    @storage_errors("reading what is captioned")
     def stored_chunk_ids(self) -> set[str]:
         """Every chunk with a stored caption, in Marlin's format or not."""
         if "chunks" not in self._names():
             return set()
         return set(self._table("chunks").search().select(["id"]).limit(None).to_arrow().column("id").to_pylist())
 
+    @storage_errors("reading captions")
     def chunk_captions(self, video_id: str) -> list[ChunkCaption]:
         """A video's stored chunk captions in time order, their events read back from the segments."""
         events: dict[str, list[Event]] = {}
@@ -415,6 +437,7 @@ class Library:
     def put_failure(self, video_id: str, start: float, end: float, code: str, message: str) -> None:
         self.write(Writes(failures=[FailureWrite(video_id=video_id, start=start, end=end, code=code, message=message)]))
 
+    @storage_errors("writing captions")
     def write(self, writes: Writes) -> None:
         """Store a batch of videos, captioned chunks and failures in a few table writes.
 
@@ -477,15 +500,18 @@ class Library:
                          "message": f.message, "attempts": attempts, "at": utc_now()}
         self._upsert("failures", list(rows.values()))
 
+    @storage_errors("reading failures")
     def failures(self, video_id: str | None = None) -> list[ChunkFailureRecord]:
         rows = self._rows("failures", f"video_id = '{video_id}'" if video_id else None)
         return [ChunkFailureRecord.model_validate(r) for r in rows]
 
+    @storage_errors("writing a shard's record")
     def put_shard_run(self, run: ShardRun) -> None:
         with self._lock:
             self._ensure_meta()
             self._upsert("shards", [run.model_dump()])
 
+    @storage_errors("reading shard records")
     def shard_runs(self) -> list[ShardRun]:
         return [ShardRun.model_validate(r) for r in self._rows("shards")]
 
@@ -501,6 +527,7 @@ class Library:
             for n, (start, end, text, words) in enumerate(items)
         ]
 
+    @storage_errors("writing a transcript")
     def put_transcript(self, video_id: str, transcript: Transcript) -> None:
         items = [(line.start, line.end, line.text, json.dumps([w.model_dump() for w in line.words]))
                  for line in transcript.lines]
@@ -510,6 +537,7 @@ class Library:
             self._table("segments").delete(f"video_id = '{video_id}' AND kind = 'transcript'")
             self._upsert("segments", rows)
 
+    @storage_errors("reading segments")
     def segments(self, video_id: str, kind: str | None = None) -> list[dict]:
         """A video's segments in time order (``kind``: event, scene or transcript)."""
         where = f"video_id = '{video_id}'" + (f" AND kind = '{kind}'" if kind in SEGMENT_KINDS else "")
@@ -520,6 +548,56 @@ class Library:
 
     # --- upkeep -------------------------------------------------------------------------
 
+    def table_names(self) -> set[str]:
+        return self._names()
+
+    def raw_table(self, name: str):
+        """The table as stored, opened afresh (no cached handle, nothing created): for checks and repair."""
+        return self._db.open_table(name)
+
+    def drop_table(self, name: str) -> None:
+        with self._lock:
+            self._tables.pop(name, None)
+            self._db.drop_table(name, ignore_missing=True)
+
+    def forget_table_handles(self) -> None:
+        """Open every table afresh next time (after a repair changed them underneath)."""
+        with self._lock:
+            self._tables.clear()
+            self._refs.clear()
+
+    def rebuild_search_indexes(self) -> None:
+        """Build the full-text index of segments again (and the vector index, when it has one)."""
+        with self._lock:
+            segments = self._table("segments")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                segments.create_fts_index("text", replace=True)
+            if any(index.columns == ["vector"] for index in segments.list_indices()):
+                from lancedb.index import IvfFlat
+
+                partitions = int(self._meta().get("vector_partitions") or 16)
+                segments.create_index("vector", config=IvfFlat(distance_type="l2", num_partitions=partitions),
+                                      replace=True)
+
+    def forget_uncovered_chunks(self) -> int:
+        """Drop chunk rows whose scenes and events are gone (a table returned to an older version), so
+        the next index run captions those chunks again; how many were dropped."""
+        with self._lock:
+            names = self._names()
+            if "chunks" not in names:
+                return 0
+            covered = set()
+            if "segments" in names:
+                covered = set(self._table("segments").search().select(["chunk_id"]).limit(None).to_arrow()
+                              .column("chunk_id").to_pylist())
+            ids = self._table("chunks").search().select(["id"]).limit(None).to_arrow().column("id").to_pylist()
+            lost = [i for i in ids if i not in covered]
+            for start in range(0, len(lost), 500):
+                self._table("chunks").delete(f"id IN ({_quote_ids(lost[start:start + 500])})")
+            return len(lost)
+
+    @storage_errors("compacting it")
     def optimize(self) -> None:
         """Compact small writes, fold new rows into the indexes, and add a vector index once
         exact scans would get slow; call after a big run."""
@@ -550,10 +628,12 @@ class Library:
                     # the column that filter scans every row (232 ms p50 at 1,000,000 segments).
                     segments.create_scalar_index("video_id", index_type="BTREE")
 
+    @storage_errors("checking its vector index")
     def has_vector_index(self) -> bool:
         return "segments" in self._names() and any(
             index.columns == ["vector"] for index in self._table("segments").list_indices())
 
+    @storage_errors("counting its rows")
     def counts(self) -> dict[str, int]:
         counts = {name: self._table(name).count_rows() for name in ("videos", "chunks", "segments")
                   if name in self._names()}
@@ -564,6 +644,7 @@ class Library:
 
     # --- search -------------------------------------------------------------------------
 
+    @storage_errors("searching")
     def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> list[SearchHit]:
         """Full text and vectors over scenes, events and speech, fused by reciprocal rank."""
         if not query.strip() or "segments" not in self._names() or (video_ids is not None and not video_ids):

@@ -98,7 +98,14 @@ def _index(settings: Settings) -> Check:
     try:
         from marlin_agent.library.indexer import open_library
 
+        from marlin_agent.library.health import check
+
         library = open_library(settings)
+        health = check(library)
+        if not health.ok:
+            return Check(name="index", status="fail", detail=f"the index at {uri} is damaged: " + "; ".join(health.problems),
+                         fix="marlin-agent index --repair (rebuilds what is missing, returns damaged tables to "
+                             "their last good version, and captions again what that loses)")
         videos = library.list_videos()
         counts = library.counts()
     except MarlinAgentError as exc:
@@ -106,7 +113,7 @@ def _index(settings: Settings) -> Check:
                      detail=exc.message, fix=exc.hint)
     except Exception as exc:
         return Check(name="index", status="fail", detail=f"the index at {uri} cannot be read: {exc}",
-                     fix=f"Move {uri} aside and index again.")
+                     fix="marlin-agent index --repair; if that fails too, move the folder aside and index again.")
     return Check(name="index", status="ok", detail=_index_summary(len(videos), counts, uri))
 
 

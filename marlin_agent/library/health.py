@@ -1,0 +1,191 @@
+"""Check the index for damage, and repair it.
+
+A crash, a bad disk or a stray ``rm`` can leave the index with missing or altered files while
+LanceDB still opens it. ``check`` reads every table whole, checks each stored vector (the
+embedder writes unit-length vectors, so a flipped byte shows as a wrong length), queries the
+full-text and vector indexes, and checks that the tables agree with each other. ``repair``
+rebuilds a missing or broken search index, returns a damaged table to its newest version that
+reads cleanly (LanceDB keeps versions), and forgets the captions that this loses so the next
+index run asks Marlin for them again.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from pydantic import BaseModel
+
+from marlin_agent.library.store import TABLES, Library
+
+# How far a stored vector's length may stray from 1 before it counts as altered (float32 rounding
+# stays below 1e-5).
+_LENGTH_SLACK = 1e-3
+_BATCH = 8192
+
+
+class TableHealth(BaseModel):
+    name: str
+    rows: int = 0
+    version: int = 0
+    problem: str | None = None
+
+
+class IndexHealth(BaseModel):
+    uri: str
+    tables: list[TableHealth]
+    problems: list[str]
+
+    @property
+    def ok(self) -> bool:
+        return not self.problems
+
+
+class RepairReport(BaseModel):
+    uri: str
+    rebuilt: list[str] = []
+    restored: list[str] = []
+    forgotten_chunks: int = 0
+    problems_left: list[str] = []
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text.split(", /")[0][:200]
+
+
+def _read_whole(table) -> str | None:
+    """Why ``table`` (at its checked-out version) does not read cleanly; None when it does. Read in
+    batches: a big index is checked without holding it in memory."""
+    import numpy as np
+
+    rows = 0
+    try:
+        for batch in table.search().limit(None).to_batches(_BATCH):
+            if "vector" in batch.schema.names and batch.num_rows:
+                column = batch.column("vector")
+                vectors = column.values.to_numpy(zero_copy_only=False).reshape(len(column), -1)
+                with np.errstate(all="ignore"):  # a flipped exponent overflows: that is what is sought
+                    lengths = np.linalg.norm(vectors.astype(np.float64), axis=1)
+                bad = np.flatnonzero(~np.isfinite(lengths) | (np.abs(lengths - 1.0) > _LENGTH_SLACK))
+                if len(bad):
+                    return f"{len(bad)} stored vector(s) were altered (first at row {rows + int(bad[0])})"
+            rows += batch.num_rows
+    except Exception as exc:  # noqa: BLE001 - any failure to read is the damage being looked for
+        return f"cannot be read: {_first_line(exc)}"
+    return None
+
+
+def _search_indexes(library: Library, table) -> list[str]:
+    """What is wrong with the segments' full-text and vector indexes."""
+    problems = []
+    indices = table.list_indices()
+    if not any(index.columns == ["text"] for index in indices):
+        problems.append("the full-text index of segments is missing")
+    else:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                # A word the table holds: the index must then be read (a stop word would skip it).
+                sample = table.search().select(["text"]).limit(1).to_list()
+                word = max((sample[0]["text"] if sample else "footage").split(), key=len, default="footage")
+                table.search(word, query_type="fts", fts_columns="text").limit(1).to_list()
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"the full-text index of segments is damaged: {_first_line(exc)}")
+    if any(index.columns == ["vector"] for index in indices):
+        try:
+            table.search([0.0] * library.embedder.dim, vector_column_name="vector").limit(1).to_list()
+        except Exception as exc:  # noqa: BLE001
+            problems.append(f"the vector index of segments is damaged: {_first_line(exc)}")
+    return problems
+
+
+def _agreement(tables: dict[str, Any]) -> list[str]:
+    """Rows that point at rows another table lacks."""
+    problems = []
+    if "chunks" in tables and "videos" in tables:
+        videos = set(tables["videos"].to_arrow().column("id").to_pylist())
+        chunks = tables["chunks"].to_arrow().select(["id", "video_id"]).to_pylist()
+        orphans = [c["id"] for c in chunks if c["video_id"] not in videos]
+        if orphans:
+            problems.append(f"{len(orphans)} chunk(s) belong to no stored video")
+        if "segments" in tables:
+            covered = set(tables["segments"].to_arrow().column("chunk_id").to_pylist())
+            bare = [c["id"] for c in chunks if c["id"] not in covered]
+            if bare:
+                problems.append(f"{len(bare)} captioned chunk(s) have lost their scenes and events")
+    return problems
+
+
+def check(library: Library) -> IndexHealth:
+    """Everything wrong with the index, table by table; nothing is changed."""
+    names = library.table_names()
+    report, readable = [], {}
+    problems: list[str] = []
+    for name in ("meta", *TABLES):
+        if name not in names:
+            continue
+        health = TableHealth(name=name)
+        try:
+            table = library.raw_table(name)
+            health.version = table.version
+            health.rows = table.count_rows()
+            [v["version"] for v in table.list_versions()]
+        except Exception as exc:  # noqa: BLE001 - a table that does not even open is damaged
+            health.problem = f"cannot be opened: {_first_line(exc)}"
+        else:
+            health.problem = _read_whole(table)
+            if health.problem is None:
+                readable[name] = table
+        if health.problem:
+            problems.append(f"table {name}: {health.problem}")
+        report.append(health)
+    if "segments" in readable:
+        problems += _search_indexes(library, readable["segments"])
+    if not any(p.startswith("table ") for p in problems):
+        problems += _agreement(readable)
+    return IndexHealth(uri=library.uri, tables=report, problems=problems)
+
+
+def _restore(table) -> str | None:
+    """Return ``table`` to its newest version that reads cleanly; what was done, or None if none does."""
+    latest = table.version
+    for version in sorted((v["version"] for v in table.list_versions()), reverse=True):
+        if version >= latest:
+            continue
+        try:
+            table.checkout(version)
+        except Exception:  # noqa: BLE001 - that version's files are gone too: look further back
+            continue
+        if _read_whole(table) is None:
+            table.checkout_latest()
+            table.restore(version)
+            return f"returned from version {latest} to version {version}"
+    table.checkout_latest()
+    return None
+
+
+def repair(library: Library) -> RepairReport:
+    """Repair what ``check`` finds; the next index run captions again whatever the repair forgot."""
+    report = RepairReport(uri=library.uri)
+    for health in check(library).tables:
+        if health.problem is None:
+            continue
+        table = None
+        try:
+            table = library.raw_table(health.name)
+            done = _restore(table)
+        except Exception:  # noqa: BLE001 - a table that does not open is made again, empty
+            done = None
+        if done is None:
+            library.drop_table(health.name)
+            done = "made again, empty (no older version read cleanly)"
+        report.restored.append(f"{health.name}: {done}")
+    library.forget_table_handles()
+    segments = library.raw_table("segments") if "segments" in library.table_names() else None
+    if segments is not None and _search_indexes(library, segments):
+        library.rebuild_search_indexes()
+        report.rebuilt.append("the full-text index of segments")
+    report.forgotten_chunks = library.forget_uncovered_chunks()
+    report.problems_left = check(library).problems
+    return report
