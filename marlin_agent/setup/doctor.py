@@ -96,14 +96,14 @@ def _index(settings: Settings) -> Check:
     if "://" not in uri and not Path(uri).exists():
         return Check(name="index", status="ok", detail=f"no index yet at {uri} (the first index run creates it)")
     try:
-        from marlin_agent.library.indexer import open_library
-
         from marlin_agent.library.health import check
+        from marlin_agent.library.indexer import open_library
 
         library = open_library(settings)
         health = check(library)
         if not health.ok:
-            return Check(name="index", status="fail", detail=f"the index at {uri} is damaged: " + "; ".join(health.problems),
+            return Check(name="index", status="fail",
+                         detail=f"the index at {uri} is damaged: " + "; ".join(health.problems),
                          fix="marlin-agent index --repair (rebuilds what is missing, returns damaged tables to "
                              "their last good version, and captions again what that loses)")
         videos = library.list_videos()
