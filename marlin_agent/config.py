@@ -65,6 +65,8 @@ class MediaSettings(BaseModel):
     # The longest clip ever sent; a video is cut into equal chunks no longer than this.
     chunk_seconds: float = Field(60.0, ge=5)
     stage_fps: float = Field(2.0, gt=0, le=30)
+    # The staged clips kept for reuse, at most this many GB (least recently used go first; 0: no limit).
+    clip_cache_gb: float = Field(4.0, ge=0)
 
     @model_validator(mode="before")
     @classmethod

@@ -51,6 +51,8 @@ class VideoInfo(Record):
     rotation: int = Field(description="Counter-clockwise display rotation in degrees (0, 90, 180, 270).")
     has_audio: bool
     codec: str
+    declared_duration: float | None = Field(None, description="What the file's metadata claimed, when its streams "
+                                            "hold more footage than that (``duration`` is then the streams' end).")
 
 
 class Chunk(Record):

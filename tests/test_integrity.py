@@ -430,3 +430,107 @@ def test_chunks_whose_captions_were_lost_are_reported_and_captioned_again_by_rep
     assert repaired["repair"]["forgotten_chunks"] == 1 and repaired["chunks_captioned"] == 1
     assert simulator.state.received == calls + 1
     assert _doctor_index_check(library_env)["status"] == "ok"
+
+
+# --- the footage that is there, and nothing that is not -------------------------------------------------
+
+
+def _lying_copy(source: Path, target: Path, claimed: float) -> Path:
+    """``source`` remuxed into Matroska whose header claims ``claimed`` seconds."""
+    import struct
+
+    import av
+
+    with av.open(str(source)) as read, av.open(str(target), "w") as write:
+        stream = write.add_stream_from_template(read.streams.video[0])
+        for packet in read.demux(read.streams.video[0]):
+            if packet.dts is not None:
+                packet.stream = stream
+                write.mux(packet)
+    data = bytearray(target.read_bytes())
+    at = data.find(b"\x44\x89\x88")  # Segment Info's Duration, an 8-byte float in milliseconds
+    data[at + 3:at + 11] = struct.pack(">d", claimed * 1000)
+    target.write_bytes(bytes(data))
+    return target
+
+
+def test_a_file_whose_metadata_understates_its_length_is_indexed_whole_and_the_report_says_so(
+        library_env, tmp_path, footage):
+    folder = tmp_path / "lying"
+    folder.mkdir()
+    _lying_copy(footage["long_street"], folder / "street.mkv", claimed=9.0)
+    report = document(invoke(["index", str(folder), "--no-transcribe", "--json"], library_env))
+    (video,) = report["videos"]
+    assert video["chunks_planned"] == 4 and "9.0 s" in video["note"] and "200.0 s" in video["note"]
+    hits = document(invoke(["search", "white circle", "--json"], library_env))["results"]
+    assert hits[0]["start"] == pytest.approx(131, abs=1.5)  # footage past the claimed 9 s is searchable
+
+
+def test_a_blip_of_a_few_milliseconds_is_not_a_video(make_footage):
+    from marlin_agent.errors import VideoEmpty
+    from marlin_agent.media.probe import MIN_FOOTAGE, probe_video
+
+    blip = make_footage("blip", duration=0.125)
+    with pytest.raises(VideoEmpty, match="too little to be a video"):
+        probe_video(blip)
+    assert MIN_FOOTAGE > 0.125
+
+
+def test_index_exits_non_zero_with_its_report_when_every_video_failed(library_env, tmp_path):
+    folder = tmp_path / "junk"
+    folder.mkdir()
+    (folder / "a.mp4").write_bytes(b"not a video at all" * 100)
+    (folder / "b.mkv").write_bytes(b"")
+    result = invoke(["index", str(folder), "--no-transcribe", "--json"], library_env)
+    assert result.exit_code == 2
+    report = document(result)
+    assert report["videos_failed"] == 2 and {f["code"] for f in report["failed"]} <= {"video_unreadable", "video_empty"}
+
+
+def test_mcp_search_over_paths_it_had_to_index_first_finds_them_on_the_first_call(library_env, root):
+    async def work(client):
+        return await client.call_tool("search", {"query": "red circle", "paths": ["."], "k": 3})
+
+    result = _session(library_env, root, work)
+    hits = result.structured_content["results"]
+    assert hits and hits[0]["text"] == "a red circle appears"
+
+
+# --- the clip cache keeps to its size ------------------------------------------------------------------
+
+
+def test_cache_prune_removes_the_least_recently_used_clips_and_keeps_those_in_use(tmp_path):
+    import os
+    import time
+
+    clips = tmp_path / "home" / "cache" / "clips"
+    now = time.time()
+    ages = {"oldest": 3 * 86400, "older": 2 * 86400, "old": 86400, "in_use": 60}
+    for name, age in ages.items():
+        folder = clips / name
+        folder.mkdir(parents=True)
+        (folder / "k.mp4").write_bytes(b"\0" * 400_000)
+        sidecar = folder / "k.json"
+        sidecar.write_text("{}")
+        os.utime(sidecar, (now - age, now - age))
+    env = {"MARLIN_HOME": str(tmp_path / "home")}
+    pruned = document(invoke(["cache", "prune", "--max-gb", "0.0008", "--json"], env))  # ~840 KB: two clips fit
+    assert pruned["clips_removed"] == 2 and pruned["kept_clips"] == 2
+    assert sorted(p.name for p in clips.iterdir()) == ["in_use", "old"]
+    emptied = document(invoke(["cache", "prune", "--max-gb", "0", "--json"], env))
+    assert emptied["clips_removed"] == 1 and [p.name for p in clips.iterdir()] == ["in_use"]
+
+
+def test_reusing_a_staged_clip_marks_it_recently_used(footage, tmp_path):
+    import os
+
+    from marlin_agent.domain import Chunk
+    from marlin_agent.media.probe import probe_video
+    from marlin_agent.media.stage import stage_clip
+
+    video = probe_video(footage["short_field"])
+    staged = stage_clip(video, Chunk(index=0, start=0, end=24), tmp_path)
+    sidecar = staged.path.with_suffix(".json")
+    os.utime(sidecar, (1_000_000, 1_000_000))
+    stage_clip(video, Chunk(index=0, start=0, end=24), tmp_path)
+    assert sidecar.stat().st_mtime > 1_000_000

@@ -25,10 +25,11 @@ from marlin_agent.cli.output import emit_json, index_progress, run, say
 
 
 def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool, work, show,
-                    more: dict | None = None, needs_server: bool = True, first=None) -> None:
+                    more: dict | None = None, needs_server: bool = True, first=None, exit_code=None) -> None:
     """Shared body of the commands that work on the library: settings, progress, output.
 
-    ``first`` checks the command's own input before anything else happens (no server is started)."""
+    ``first`` checks the command's own input before anything else happens (no server is started);
+    ``exit_code`` maps the finished result to the process's exit code (default 0)."""
 
     async def body():
         if first is not None:
@@ -45,6 +46,14 @@ def library_command(as_json: bool, server: ServerFlags, db, no_transcribe: bool,
         emit_json(result.model_dump(mode="json"))
     else:
         show(Console(), result)
+    code = exit_code(result) if exit_code else 0
+    if code:
+        raise typer.Exit(code)
+
+
+def _nothing_indexed(report) -> int:
+    """2 when every video named failed (the report says why), as for any input nothing can be done with."""
+    return 2 if report.videos_failed and not report.videos and not report.videos_other_shards else 0
 
 
 @takes_server_flags
@@ -95,7 +104,7 @@ def index_command(
         as_json, server, db, no_transcribe,
         lambda settings, progress: index_inputs(sources, settings, on_progress=progress, recaption=again,
                                                 shard=None if shard is None else Shard.parse(shard)),
-        show_index_report,
+        show_index_report, exit_code=_nothing_indexed,
     )
 
 

@@ -72,3 +72,4 @@ for name, command in (
 app.add_typer(evaluate.eval_app, name="eval")
 app.add_typer(engine.engine_app, name="engine")
 app.add_typer(models.models_app, name="models")
+app.add_typer(models.cache_app, name="cache")

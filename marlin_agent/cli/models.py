@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 from rich.console import Console
@@ -34,3 +34,26 @@ def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = Fals
     for copy in copies:
         table.add_row(copy.role, copy.name, copy.folder, f"{copy.megabytes:g}")
     Console().print(table)
+
+
+cache_app = CommandApp(help="The cache of staged clips (and other reusable work) under $MARLIN_HOME/cache.",
+                       no_args_is_help=True)
+
+
+@cache_app.command("prune")
+def prune_command(
+    max_gb: Annotated[Optional[float], typer.Option("--max-gb", min=0, help="Keep at most this many GB of staged clips (default: media.clip_cache_gb in the config; 0 removes every clip not in use).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Remove the least recently used staged clips until the cache fits its limit (clips in use stay)."""
+    from marlin_agent.media.clip_cache import prune
+
+    settings = load_settings()
+    limit = (settings.media.clip_cache_gb or None) if max_gb is None else max_gb
+    report = run_blocking(as_json, lambda: prune(settings.cache_dir, limit))
+    if as_json:
+        emit_json(report.model_dump(mode="json", exclude={"schema_version"}))
+        return
+    Console().print(f"Removed {report.clips_removed} clips ({report.freed_mb:.1f} MB); kept {report.kept_clips} "
+                    f"({report.kept_mb:.1f} MB, limit {'none' if report.limit_gb is None else f'{report.limit_gb:g} GB'}) "
+                  f"in {report.folder}")

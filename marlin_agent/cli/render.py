@@ -68,6 +68,9 @@ def show_index_report(console: Console, report) -> None:
     for skipped in report.failed:
         console.print(f"[yellow]skipped[/] {skipped.source} ({skipped.code}): {skipped.reason}")
     for video in report.videos:
+        if video.note:
+            console.print(f"[yellow]note[/] {video.title or video.path}: {video.note}", highlight=False)
+    for video in report.videos:
         for failure in video.failures:
             console.print(f"[yellow]failed[/] {video.title or video.path} {clock(failure.start)}–{clock(failure.end)} "
                           f"({failure.code}): {failure.message}", highlight=False)

@@ -55,6 +55,7 @@ from marlin_agent.library.transcripts import (
 )
 from marlin_agent.marlin.prompts import PROMPT_VERSION
 from marlin_agent.media.address_guard import internal
+from marlin_agent.media.clip_cache import prune
 from marlin_agent.media.download import download_url
 from marlin_agent.media.probe import probe_video
 from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
@@ -90,6 +91,7 @@ class VideoOutcome(BaseModel):
     chunks_failed: int
     transcript: str
     failures: list[ChunkFailure] = Field([], description="This run's failed chunks, each with why.")
+    note: str = Field("", description="Anything odd about the file the run worked around (e.g. a false duration).")
 
 
 class IndexReport(BaseModel):
@@ -197,6 +199,8 @@ class Indexer:
             # Shards leave compaction and the vector index to `index --finalize`: run by every
             # shard at once, they would only fight over the same table versions.
             await asyncio.to_thread(self.library.optimize)
+        if self.wrote:  # what this run staged counts against the clip cache's size
+            await asyncio.to_thread(prune, self.settings.cache_dir, self.settings.media.clip_cache_gb or None)
         spent = self.client.usage if self.client else Usage()
         self.report.marlin_calls = spent.marlin_calls
         self.report.marlin_prompt_tokens = spent.marlin_prompt_tokens
@@ -408,7 +412,8 @@ class Indexer:
             url=source.url or (existing.url if existing else ""),
             uploader=source.uploader or (existing.uploader if existing else ""),
             external_id=source.external_id or (existing.external_id if existing else ""),
-            duration=video.duration, fps=video.fps, width=video.width, height=video.height,
+            duration=video.duration, declared_duration=video.declared_duration, fps=video.fps, width=video.width,
+            height=video.height,
             has_audio=video.has_audio, chunk_seconds=self.settings.media.chunk_seconds, chunks_planned=planned,
             transcript_source=existing.transcript_source if existing else "", model=self.settings.server.model,
             prompt_version=PROMPT_VERSION, indexed_at=existing.indexed_at if existing else "",
@@ -417,9 +422,11 @@ class Indexer:
     @staticmethod
     def _outcome(record: VideoRecord, status: str, planned: int, done: int, failed: int,
                  failures: list[ChunkFailure] = ()) -> VideoOutcome:
+        note = (f"its metadata says {record.declared_duration:.1f} s but its streams hold {record.duration:.1f} s: "
+                "all of it is indexed" if record.declared_duration is not None else "")
         return VideoOutcome(id=record.id, path=record.path, title=record.title, status=status, chunks_done=done,
                             chunks_planned=planned, chunks_failed=failed,
-                            transcript=record.transcript_source or "none", failures=list(failures))
+                            transcript=record.transcript_source or "none", failures=list(failures), note=note)
 
 
 class WriteLock:

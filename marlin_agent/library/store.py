@@ -81,6 +81,7 @@ class VideoRecord(BaseModel):
     uploader: str = ""
     external_id: str = ""
     duration: float
+    declared_duration: float | None = None  # the metadata's claim, when the streams held more
     fps: float
     width: int
     height: int

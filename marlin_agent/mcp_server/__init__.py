@@ -260,7 +260,9 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
 
         async def run(reporter) -> SearchResult:
             # The top k among the videos this server may show, not the top k of a shared index cut afterwards.
-            visible = {video.id for video in await tools.visible_videos()}
+            # Named paths were checked against the roots and are indexed first: their videos are the ones shown
+            # (a list of visible videos taken before that indexing would miss them).
+            visible = None if sources else {video.id for video in await tools.visible_videos()}
             return await search_footage(query, settings, sources, k, reporter, among=visible)
 
         return await tools.as_job("search", run, ctx)

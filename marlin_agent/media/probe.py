@@ -13,6 +13,11 @@ from marlin_agent.media.content_id import content_id, remembered
 
 # A file whose last decodable frame is this far before its declared end is truncated.
 _TRUNCATION_SLACK = 2.0
+# Less footage than this is not a video to analyse: random bytes that a lenient demuxer reads as a
+# stream yield a frame or two "lasting" milliseconds.
+MIN_FOOTAGE = 0.25
+# Footage this far past the declared end means the metadata lies (a bad muxer, a hand-edited file).
+_OVERRUN_SLACK = 2.0
 
 
 def stream_start(stream: av.video.stream.VideoStream) -> float:
@@ -38,6 +43,22 @@ def _scanned_duration(container: av.container.InputContainer, stream) -> float |
             end = float((packet.pts + packet.duration) * packet.time_base)
             last = end if last is None else max(last, end)
     container.seek(0)
+    return last
+
+
+def _stream_end(container, stream, declared: float) -> float | None:
+    """Where the video stream's packets really end: demuxed (not decoded) from just before the
+    declared end, so a truthful file costs a second of packets and a lying one is read to its end."""
+    origin = stream_start(stream)
+    last = None
+    try:
+        container.seek(int((origin + max(0.0, declared - 1.0)) / stream.time_base), stream=stream, backward=True)
+        for packet in container.demux(stream):
+            if packet.pts is not None:
+                end = float((packet.pts + (packet.duration or 0)) * packet.time_base) - origin
+                last = end if last is None else max(last, end)
+    except av.FFmpegError:
+        return last
     return last
 
 
@@ -124,7 +145,13 @@ def _probe(path: Path, cache_dir: Path | None) -> VideoInfo:
         first = _first_frame(container, stream, path)
         if not duration or duration <= 0:
             raise VideoEmpty(f"{path} has a duration of zero")
+        if duration < MIN_FOOTAGE:
+            raise VideoEmpty(f"{path} holds {duration:.3f} s of footage: too little to be a video (is it one?)")
         _check_tail(container, stream, path, duration)
+        declared = None
+        actual = _stream_end(container, stream, duration)
+        if actual is not None and actual > duration + max(_OVERRUN_SLACK, 0.02 * duration):
+            declared, duration = duration, actual  # the streams are the truth: index all of the footage
         rate = stream.average_rate or stream.guessed_rate or Fraction(0)
         rotation = int(first.rotation or 0) % 360
         width, height = first.width, first.height
@@ -141,4 +168,5 @@ def _probe(path: Path, cache_dir: Path | None) -> VideoInfo:
             rotation=rotation,
             has_audio=bool(container.streams.audio),
             codec=stream.codec_context.name,
+            declared_duration=None if declared is None else round(declared, 6),
         )

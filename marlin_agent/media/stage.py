@@ -21,6 +21,7 @@ import numpy as np
 
 from marlin_agent.domain import Chunk, StagedClip, VideoInfo
 from marlin_agent.errors import VideoUnreadable
+from marlin_agent.media.clip_cache import touch
 from marlin_agent.media.probe import stream_start
 
 # Bump when the staged bytes would change for the same inputs.
@@ -145,7 +146,9 @@ def stage_clip(
     meta_path = folder / f"{key}.json"
     if clip_path.is_file() and meta_path.is_file():
         try:
-            return StagedClip.model_validate_json(meta_path.read_text())
+            staged = StagedClip.model_validate_json(meta_path.read_text())
+            touch(meta_path)  # used again: the last to be pruned
+            return staged
         except ValueError:
             pass  # a damaged sidecar: stage again below
     folder.mkdir(parents=True, exist_ok=True)
