@@ -390,9 +390,15 @@ def test_a_deleted_full_text_index_is_reported_by_doctor_and_rebuilt_by_index_re
     hits = document(invoke(["search", "red circle", "--json"], library_env))["results"]
     assert hits and hits[0]["text"] == "a red circle appears"
 
+    # A plain index run mends it too, even with nothing new to caption.
+    shutil.rmtree(index / "segments.lance" / "_indices")
+    assert document(invoke(["index", str(root), "--no-transcribe", "--json"], library_env))["videos_unchanged"] == 1
+    assert _doctor_index_check(library_env)["status"] == "ok"
 
-def test_altered_vectors_are_found_and_repair_returns_to_a_good_version_and_captions_again(
-        library_env, root, footage):
+
+@pytest.mark.parametrize("damage", ["flipped bytes", "truncated"])
+def test_a_damaged_data_file_is_found_and_repair_returns_to_a_good_version_and_captions_again(
+        library_env, root, footage, damage):
     import shutil
 
     assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
@@ -403,7 +409,10 @@ def test_altered_vectors_are_found_and_repair_returns_to_a_good_version_and_capt
     raw = bytearray(newest.read_bytes())
     middle = len(raw) // 2
     raw[middle:middle + 200] = bytes(b ^ 0x5A for b in raw[middle:middle + 200])
-    newest.write_bytes(bytes(raw))
+    newest.write_bytes(bytes(raw) if damage == "flipped bytes" else bytes(raw[:1000]))
+    if damage == "truncated":
+        broken = invoke(["search", "white circle", "--json"], library_env)
+        assert broken.exit_code != 0 and document(broken)["error"]["code"] == "index_damaged"
 
     check = _doctor_index_check(library_env)
     assert check["status"] == "fail" and "table segments" in check["detail"], check

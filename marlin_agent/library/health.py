@@ -165,6 +165,19 @@ def _restore(table) -> str | None:
     return None
 
 
+def mend_search_indexes(library: Library) -> bool:
+    """Rebuild the segments' search indexes when they are missing or broken; whether that was needed.
+    Cheap (one query each), so every index run does it: a deleted full-text index does not wait for
+    someone to run ``doctor``."""
+    if "segments" not in library.table_names():
+        return False
+    segments = library.raw_table("segments")
+    if segments.count_rows() == 0 or not _search_indexes(library, segments):
+        return False
+    library.rebuild_search_indexes()
+    return True
+
+
 def repair(library: Library) -> RepairReport:
     """Repair what ``check`` finds; the next index run captions again whatever the repair forgot."""
     report = RepairReport(uri=library.uri)

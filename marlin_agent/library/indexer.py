@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
 from marlin_agent.file_names import escaped, path_text, text_path
-from marlin_agent.library.health import RepairReport, repair
+from marlin_agent.library.health import RepairReport, mend_search_indexes, repair
 from marlin_agent.errors import (
     ChunkFailed,
     DbReadOnly,
@@ -199,6 +199,8 @@ class Indexer:
             # Shards leave compaction and the vector index to `index --finalize`: run by every
             # shard at once, they would only fight over the same table versions.
             await asyncio.to_thread(self.library.optimize)
+        if self.shard is None:
+            await asyncio.to_thread(mend_search_indexes, self.library)
         if self.wrote:  # what this run staged counts against the clip cache's size
             await asyncio.to_thread(prune, self.settings.cache_dir, self.settings.media.clip_cache_gb or None)
         spent = self.client.usage if self.client else Usage()
