@@ -370,6 +370,27 @@ def test_a_full_disk_is_disk_full_as_a_json_document_and_the_re_run_completes(li
     assert len({(h["start"], h["end"], h["text"]) for h in hits}) == len(hits)  # nothing stored twice
 
 
+def test_a_full_disk_under_the_staged_clips_is_disk_full_too(library_env, root, small_disk, tmp_path):
+    mount, filler = small_disk
+    import os
+
+    rest = os.open(mount / "the rest", os.O_WRONLY | os.O_CREAT)  # every last page: a staged clip is a few kB
+    try:
+        while os.write(rest, b"\0" * 4096):
+            pass
+    except OSError:
+        pass
+    finally:
+        os.close(rest)
+    env = {**library_env, "MARLIN_HOME": str(mount / "home"), "MARLIN_DB": str(tmp_path / "index")}
+    full = invoke(["index", str(root), "--no-transcribe", "--json"], env)
+    error = document(full)["error"]
+    assert full.exit_code != 0 and error["code"] == "disk_full" and "staging clips" in error["message"]
+    filler.unlink()
+    (mount / "the rest").unlink()
+    assert document(invoke(["index", str(root), "--no-transcribe", "--json"], env))["videos_new"] == 1
+
+
 def test_a_deleted_full_text_index_is_reported_by_doctor_and_rebuilt_by_index_repair(library_env, root):
     import shutil
 

@@ -29,7 +29,7 @@ from marlin_agent.domain import (
     VideoCaption,
     VideoInfo,
 )
-from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError, ServerError
+from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
@@ -93,11 +93,9 @@ class ChunkRunner:
             nonlocal done
             try:
                 outcome: T | MarlinAgentError = await ask(await self._stage(chunk))
-            except ServerError as exc:
-                if exc.stops_run:
-                    raise
-                outcome = exc
             except MarlinAgentError as exc:
+                if getattr(exc, "stops_run", False):  # a dead server, a full disk: every chunk would fail alike
+                    raise
                 outcome = exc
             if on_chunk is not None:
                 await on_chunk(chunk, outcome)

@@ -22,6 +22,7 @@ import numpy as np
 from marlin_agent.domain import Chunk, StagedClip, VideoInfo
 from marlin_agent.errors import VideoUnreadable
 from marlin_agent.media.clip_cache import touch
+from marlin_agent.media.disk_space import disk_full, is_disk_full
 from marlin_agent.media.probe import stream_start
 
 # Bump when the staged bytes would change for the same inputs.
@@ -161,7 +162,11 @@ def stage_clip(
                 f"{video.path} has no decodable frames between {chunk.start:.1f} s and {chunk.end:.1f} s"
             )
         os.replace(partial, clip_path)
-    except av.FFmpegError as exc:
+    except (av.FFmpegError, OSError) as exc:
+        if is_disk_full(exc, folder):  # the cache's disk, not the video, is what failed
+            raise disk_full(cache_dir / "clips", "staging clips for Marlin") from exc
+        if not isinstance(exc, av.FFmpegError):
+            raise
         raise VideoUnreadable(
             f"{video.path} could not be decoded between {chunk.start:.1f} s and {chunk.end:.1f} s: {exc}"
         ) from exc
