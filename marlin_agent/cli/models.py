@@ -54,6 +54,6 @@ def prune_command(
     if as_json:
         emit_json(report.model_dump(mode="json", exclude={"schema_version"}))
         return
+    limit_text = "no limit" if report.limit_gb is None else f"limit {report.limit_gb:g} GB"
     Console().print(f"Removed {report.clips_removed} clips ({report.freed_mb:.1f} MB); kept {report.kept_clips} "
-                    f"({report.kept_mb:.1f} MB, limit {'none' if report.limit_gb is None else f'{report.limit_gb:g} GB'}) "
-                  f"in {report.folder}")
+                    f"({report.kept_mb:.1f} MB, {limit_text}) in {report.folder}")
