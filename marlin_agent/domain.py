@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, WithJsonSchema, computed_field
 
@@ -194,12 +194,25 @@ class TraceStep(Record):
     seconds: float = 0.0
 
 
+class Relation(Record):
+    """What a before/after/between answer is relative to: the anchor's own verified moment(s)."""
+
+    kind: Literal["before", "after", "between"]
+    anchor: Moment
+    anchor_end: Moment | None = Field(None, description="The second anchor of a 'between' question.")
+
+
 class Answer(Record):
     schema_version: SchemaVersion = SCHEMA_VERSION
     question: str
     found: bool
     answer: str
     moments: list[Moment]
+    form: str = Field("when", description="What the question asked for: when, every, count, first, last, before, "
+                      "after, between, duration; unsupported when it asked something else (the answer says what).")
+    count: int | None = Field(None, description="For 'how many': the occurrences verified (each one a moment).")
+    relation: Relation | None = Field(None, description="For before/after/between: the anchor's verified moment.")
+    duration: float | None = Field(None, description="For 'how long': the seconds the moment lasts.")
     rejected: list[Moment] = Field(default=[], description="Candidates that did not pass verification, with why.")
     trace: list[TraceStep] = []
     usage: Usage = Usage()

@@ -26,7 +26,10 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
 from marlin_agent.planners.conclude import decide, in_time_order, summary
+from marlin_agent.planners.candidates import Candidates
+from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
+from marlin_agent.planners.question_forms import read_question
 from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
 from marlin_agent.tools.toolbox import MODEL_TOOLS
@@ -182,6 +185,14 @@ class LLMPlanner:
 
 
     async def answer(self, question: str, video_ids: list[str]) -> Answer:
+        plan = read_question(question)
+        if plan.form != "when":
+            # Counts, relations, first and last are arithmetic over verified moments: the shared
+            # operators do it the same way for both planners, and no model can talk them round.
+            self.tools.note("plan", f"a '{plan.form}' question: answered by the shared operators over verified moments")
+            candidates = Candidates(self.settings, self.tools)
+            return await FormAnswerer(self.tools, lambda event, every: candidates.moments(event, video_ids, every),
+                                      video_ids).answer(question, plan)
         started = time.monotonic()
         self.tools.speech_question = about_speech(question)
         self.tools.note("plan", f"LLM planner {getattr(self.model, 'model_name', self.model)} on "

@@ -1,0 +1,193 @@
+"""Answers to the forms beyond "when", built from verified moments: every, count, first, last,
+before and after, between, duration.
+
+Shared by both planners: each hands in its own way of finding the verified candidates for an
+event (``Find``), and everything after that is here, so a question gets the same answer
+whichever planner ran. Only verified moments count: an occurrence is a moment that passed the
+threshold, a count is the number of distinct ones, and a relation needs its anchor verified
+first; an anchor that is not found makes the answer "not found", saying why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable
+
+from marlin_agent.clock import clock
+from marlin_agent.domain import Answer, Moment, Relation, Usage
+from marlin_agent.planners.conclude import decide, summary
+from marlin_agent.planners.question_forms import QuestionPlan
+from marlin_agent.tools import Toolbox
+from marlin_agent.verification.signals import iou
+
+# find(event, exhaustive) -> every candidate moment checked for ``event`` (verified or not).
+Find = Callable[[str, bool], Awaitable[list[Moment]]]
+
+# What follows (or precedes) an anchor: at most this many indexed events, nearest first, are verified.
+NEIGHBOURS = 3
+# An event that starts this close before the anchor ends still counts as after it (caption times
+# are good to about half a second).
+_EDGE = 1.0
+
+
+def joined(moments: list[Moment]) -> list[Moment]:
+    """Distinct occurrences in time order: overlapping moments of one video become one (their union)."""
+    out: list[Moment] = []
+    for moment in sorted(moments, key=lambda m: (m.video.id, m.start)):
+        last = out[-1] if out else None
+        if last is not None and last.video.id == moment.video.id and moment.start < last.end:
+            out[-1] = last.model_copy(update={"end": max(last.end, moment.end),
+                                              "confidence": max(last.confidence, moment.confidence),
+                                              "evidence": last.evidence if last.confidence >= moment.confidence
+                                              else moment.evidence})
+        else:
+            out.append(moment)
+    return out
+
+
+def in_order(moments: list[Moment]) -> list[Moment]:
+    """Time order within a video; videos by path (a folder has no one clock, so the order must at
+    least be the same every time)."""
+    return sorted(moments, key=lambda m: (m.video.path, m.video.id, m.start))
+
+
+def _times(moments: list[Moment]) -> str:
+    shown = ", ".join(f"{clock(m.start)}" + (f" ({m.video.title})" if len({x.video.id for x in moments}) > 1 else "")
+                      for m in moments[:12])
+    return shown + (f" and {len(moments) - 12} more" if len(moments) > 12 else "")
+
+
+class FormAnswerer:
+    """Answers one question of a form other than "when" over ``video_ids``."""
+
+    def __init__(self, tools: Toolbox, find: Find, video_ids: list[str]) -> None:
+        self.tools, self.find, self.video_ids = tools, find, video_ids
+        self.threshold = tools.verifier.threshold
+
+    async def occurrences(self, event: str) -> tuple[list[Moment], list[Moment]]:
+        """(distinct verified occurrences in time order, rejected candidates) of ``event``."""
+        accepted, rejected = decide(await self.find(event, True), self.threshold)
+        return in_order(joined(accepted)), rejected
+
+    async def answer(self, question: str, plan: QuestionPlan) -> Answer:
+        started = time.monotonic()
+        self.tools.note("understand", f"a question of the form '{plan.form}'" + "".join(
+            f'; {name} "{value}"' for name, value in (("event", plan.target), ("anchor", plan.anchor),
+                                                       ("second anchor", plan.anchor_end)) if value))
+        if plan.form == "unsupported":
+            return self._done(question, plan, False, f"I cannot answer this: {plan.reason}.", [], [], started)
+        if plan.form in ("before", "after", "between"):
+            return await self._relation(question, plan, started)
+        assert plan.target is not None
+        found, rejected = await self.occurrences(plan.target)
+        if plan.form == "count":
+            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.' if found
+                     else "0 times. " + summary(plan.target, [], rejected, len(self.video_ids)))
+            return self._done(question, plan, bool(found), words, found, rejected, started, count=len(found))
+        if not found:
+            return self._done(question, plan, False, summary(plan.target, [], rejected, len(self.video_ids)), [],
+                              rejected, started, count=0 if plan.form == "every" else None)
+        if plan.form == "every":
+            words = f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
+            return self._done(question, plan, True, words, found, rejected, started, count=len(found))
+        if plan.form in ("first", "last"):
+            chosen = found[0] if plan.form == "first" else found[-1]
+            others = f" ({len(found)} times in all)" if len(found) > 1 else ""
+            words = (f'The {plan.form} time "{plan.target}": {chosen.video.title} at {clock(chosen.start)}–'
+                     f"{clock(chosen.end)} (confidence {chosen.confidence:.2f}){others}.")
+            return self._done(question, plan, True, words, [chosen], rejected, started)
+        best = max(found, key=lambda m: m.confidence)  # duration
+        seconds = round(best.end - best.start, 2)
+        words = (f'"{plan.target}" lasts {seconds:.1f} s: {best.video.title} {clock(best.start)}–{clock(best.end)} '
+                 f"(confidence {best.confidence:.2f}).")
+        return self._done(question, plan, True, words, [best], rejected, started, duration=seconds)
+
+    async def _anchor(self, event: str, after: Moment | None = None) -> tuple[Moment | None, list[Moment]]:
+        """The anchor's first verified occurrence (after ``after``, in its video, when given)."""
+        found, rejected = await self.occurrences(event)
+        if after is not None:
+            found = [m for m in found if m.video.id == after.video.id and m.start >= after.end - _EDGE]
+        return (found[0] if found else None), rejected
+
+    async def _relation(self, question: str, plan: QuestionPlan, started: float) -> Answer:
+        assert plan.anchor is not None
+        anchor, rejected = await self._anchor(plan.anchor)
+        if anchor is None:
+            words = (f'Not found: the event it is relative to, "{plan.anchor}", was not confirmed, so nothing can be '
+                     f"placed {plan.form} it. " + summary(plan.anchor, [], rejected, len(self.video_ids)))
+            return self._done(question, plan, False, words, [], rejected, started)
+        anchor_end = None
+        if plan.form == "between":
+            assert plan.anchor_end is not None
+            anchor_end, more = await self._anchor(plan.anchor_end, after=anchor)
+            if anchor_end is None:
+                words = (f'Not found: "{plan.anchor}" is at {clock(anchor.start)}–{clock(anchor.end)}, but '
+                         f'"{plan.anchor_end}" was not confirmed after it.')
+                return self._done(question, plan, False, words, [], rejected + more, started,
+                                  relation=Relation(kind="between", anchor=anchor))
+        relation = Relation(kind=plan.form, anchor=anchor, anchor_end=anchor_end)  # type: ignore[arg-type]
+        if plan.target is not None:  # "did X happen before Y": X's occurrences on the right side of Y
+            targets, rejected = await self.occurrences(plan.target)
+            chosen = [m for m in targets if self._on_side(m, plan.form, anchor, anchor_end)]
+            chosen.sort(key=lambda m: abs(self._gap(m, plan.form, anchor)))
+            what = f'"{plan.target}"'
+        else:  # "what happens after Y": the indexed events on that side, each verified, nearest first
+            chosen = await self._neighbours(plan.form, anchor, anchor_end)
+            what = "what happens"
+        where = f'"{plan.anchor}" ({clock(anchor.start)}–{clock(anchor.end)})'
+        if plan.form == "between":
+            where += f' and "{plan.anchor_end}" ({clock(anchor_end.start)}–{clock(anchor_end.end)})'
+        if not chosen:
+            words = f"Not found: nothing verified {plan.form} {where}" + (f" matches {what}." if plan.target else ".")
+            return self._done(question, plan, False, words, [], rejected, started, relation=relation)
+        listed = "; ".join(f"{self._text(m)} at {clock(m.start)}–{clock(m.end)}" for m in chosen)
+        words = f"{plan.form.capitalize()} {where}: {listed}."
+        return self._done(question, plan, True, words, chosen, rejected, started, relation=relation)
+
+    @staticmethod
+    def _on_side(moment: Moment, form: str, anchor: Moment, anchor_end: Moment | None) -> bool:
+        if moment.video.id != anchor.video.id or iou((moment.start, moment.end), (anchor.start, anchor.end)) > 0.3:
+            return False
+        if form == "before":
+            return moment.end <= anchor.start + _EDGE
+        if form == "after":
+            return moment.start >= anchor.end - _EDGE
+        return anchor_end is not None and moment.start >= anchor.end - _EDGE and moment.end <= anchor_end.start + _EDGE
+
+    @staticmethod
+    def _gap(moment: Moment, form: str, anchor: Moment) -> float:
+        return anchor.start - moment.end if form == "before" else moment.start - anchor.end
+
+    @staticmethod
+    def _text(moment: Moment) -> str:
+        said = next((e.text for e in moment.evidence if e.kind in ("caption_event", "fresh_caption") and e.text), "")
+        return f'"{said}"' if said else "a moment"
+
+    async def _neighbours(self, form: str, anchor: Moment, anchor_end: Moment | None) -> list[Moment]:
+        """The video's indexed events on ``form``'s side of the anchor, nearest first, each verified."""
+        rows = await asyncio.to_thread(self.tools.library.segments, anchor.video.id, "event")
+        seen: list[tuple[float, float]] = []
+        candidates = []
+        for row in sorted(rows, key=lambda r: abs(self._gap(Moment(video=anchor.video, start=r["start"],
+                                                                     end=r["end"], confidence=0, evidence=[]),
+                                                              "before" if form == "before" else "after", anchor))):
+            probe = Moment(video=anchor.video, start=row["start"], end=row["end"], confidence=0, evidence=[])
+            if not self._on_side(probe, form, anchor, anchor_end):
+                continue
+            if any(iou((row["start"], row["end"]), span) > 0.5 for span in seen):
+                continue  # the same event as told by a neighbouring chunk's caption
+            seen.append((row["start"], row["end"]))
+            candidates.append(row)
+            if len(candidates) == NEIGHBOURS:
+                break
+        checked = [await self.tools.verify_span(anchor.video.id, row["text"], row["start"], row["end"],
+                                                proposed_by="caption") for row in candidates]
+        return [c.moment for c in checked if c.moment.confidence >= self.threshold]
+
+    def _done(self, question: str, plan: QuestionPlan, found: bool, words: str, moments: list[Moment],
+              rejected: list[Moment], started: float, **form_fields) -> Answer:
+        return Answer(question=question, found=found, answer=words, moments=moments, rejected=rejected[:10],
+                      trace=self.tools.trace, form=plan.form,
+                      usage=Usage(marlin_calls=self.tools.marlin_calls, seconds=round(time.monotonic() - started, 3)),
+                      **form_fields)

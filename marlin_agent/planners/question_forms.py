@@ -1,0 +1,136 @@
+"""What kind of question was asked: the form, the event it is about, and the event it is relative to.
+
+"when does the dog jump" asks for a time; "every time the dog jumps" for all of them; "how many
+cars ran the light" for a number; "what happens after the goal" for what follows another event;
+"the last time the gate opened" for one end of the list; "how long does the kettle boil" for a
+length. Each form is answered differently, so reading it wrong answers a different question —
+worse than saying so. These rules read the common English forms; a question they place in a form
+the agent cannot answer (why, who, what colour ...) is said plainly, never answered as "when".
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from marlin_agent.planners.phrasing import _third_person, event_description
+
+Form = Literal["when", "every", "count", "first", "last", "before", "after", "between", "duration", "unsupported"]
+FORMS: tuple[str, ...] = Form.__args__  # type: ignore[attr-defined]
+
+
+class QuestionPlan(BaseModel):
+    """A question read into its parts; ``target`` is what to find, ``anchor`` what it is relative to."""
+
+    form: Form
+    target: str | None = Field(None, description="The event asked about, as a plain sentence; None for "
+                               "'what happens after X' (anything that follows).")
+    anchor: str | None = Field(None, description="The event a before/after/between question is relative to.")
+    anchor_end: str | None = Field(None, description="The second anchor of a 'between' question.")
+    reason: str | None = Field(None, description="Why the question cannot be answered in this form (unsupported).")
+
+
+_I = re.IGNORECASE
+_NOT_PLURAL = {"this", "his", "its", "is", "was", "has", "does", "as", "us", "bus", "gas", "glass", "news"}
+_PAST = {"ran", "went", "came", "saw", "took", "got", "left", "hit", "fell", "flew", "drove", "rode", "threw",
+         "caught", "made", "put", "set", "won", "lost", "crossed"}
+_ANYTHING = r"(?:what|anything|something|which events?|what else)"
+_HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|"
+            r"precedes?|preceded|takes? place|is shown|do(?:es)? \w+ do|did \w+ do)")
+_BETWEEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", _I)
+_OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+|immediately\s+)?"
+                            r"(?P<rel>after|before|following|prior to|once)\s+(?P<anchor>.+)$", _I)
+_RELATION = re.compile(r"^(?P<target>.+?)\s+(?:right\s+|just\s+|immediately\s+|shortly\s+)?"
+                       r"(?P<rel>after|before|following|prior to)\s+(?P<anchor>.+)$", _I)
+_COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:times\s+)?(?P<rest>.+)$", _I)
+_EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|each|all(?:\s+the)?)\s+"
+                    r"(?:time|times|moments?|occurrences?|instances?)\s+(?:when\s+|where\s+|that\s+|of\s+)?"
+                    r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$", _I)
+_FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+)?the\s+(?P<which>first|last|final|"
+                         r"earliest|latest|most recent)\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?"
+                         r"(?P<rest>.+)$", _I)
+_FIRST_LAST_VERB = re.compile(r"^when\s+(?:does|do|did)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+(?P<verb>\w+)"
+                              r"(?P<tail>.*)$", _I)
+_DURATION = re.compile(r"^(?:how\s+long|for\s+how\s+long|how\s+many\s+seconds)\s+(?P<rest>(?:does|do|did|is|are|was|"
+                       r"were)\s+.+?)(?:\s+(?:last|take|go on|keep going))?\s*[?.!]*$", _I)
+# "what does the woman do after the courier leaves": what follows, whoever does it.
+_DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+do\s+(?:right\s+|just\s+)?(?P<rel>after|before)\s+"
+                          r"(?P<anchor>.+)$", _I)
+_UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what colou?r|how much|how far|how fast|"
+                          r"where is|where are|what is the|what kind)\b", _I)
+# "what happens when X" asks for the moment of X itself; "when" stays a time question.
+_WHAT_HAPPENS_WHEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}\s+(?:when|as)\s+(?P<rest>.+)$", _I)
+
+
+def _clean(text: str) -> str:
+    return re.sub(r"\s*[?.!]+\s*$", "", text.strip())
+
+
+def _event(text: str) -> str:
+    """An event phrase, in the plain declarative form the rest of the agent grounds and verifies."""
+    text = _clean(text)
+    if re.match(r"^(?:does|do|did|is|are|was|were|will|can)\s", text, _I):
+        return event_description(f"when {text}")
+    return event_description(text)
+
+
+def _counted(rest: str) -> str:
+    """One occurrence of what "how many <rest>" counts: "times does a car stop" → "a car stops",
+    "shapes cross the screen" → "a shape crosses the screen" (each occurrence is verified alone)."""
+    rest = _clean(rest)
+    if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
+        return _event(rest)
+    words = rest.split()
+    if len(words) >= 2 and re.search(r"[^s]s$", words[0], _I) and words[0].lower() not in _NOT_PLURAL:
+        noun = re.sub(r"(?:(?<=[sxz])|(?<=[cs]h))es$", "", words[0][:-3] + "y" if words[0].endswith("ies") else
+                      words[0])
+        noun = noun[:-1] if noun == words[0] else noun
+        verb = words[1]
+        if verb.lower() in ("are", "were", "have"):
+            verb = {"are": "is", "were": "was", "have": "has"}[verb.lower()]
+        elif not re.search(r"(?:ed|[^s]s)$", verb, _I) and verb.lower() not in _PAST:
+            verb = _third_person(verb)
+        return " ".join(["a", noun, verb, *words[2:]])
+    return event_description(rest)
+
+
+def read_question(question: str) -> QuestionPlan:
+    """The form of ``question`` and the events in it (rule-based; the LLM planner uses the same plan)."""
+    text = _clean(re.sub(r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?(?:tell me\s+)?", "", question, flags=_I))
+    if not text:
+        return QuestionPlan(form="when", target=question.strip())
+    # "every time X, and how many times": the every form carries the count already.
+    text = re.sub(r",?\s*(?:and\s+)?how many times(?:\s+(?:it|that|this)\s+\w+)?\s*$", "", text, flags=_I)
+    if match := _BETWEEN.match(text):
+        return QuestionPlan(form="between", anchor=_event(match["a"]), anchor_end=_event(match["b"]))
+    if match := _OPEN_RELATION.match(text) or _DO_RELATION.match(text):
+        relation = "before" if match["rel"].lower() in ("before", "prior to") else "after"
+        return QuestionPlan(form=relation, anchor=_event(match["anchor"]))
+    if match := _WHAT_HAPPENS_WHEN.match(text):
+        return QuestionPlan(form="when", target=_event(match["rest"]))
+    if match := _DURATION.match(text):
+        return QuestionPlan(form="duration", target=_event(match["rest"]))
+    if match := _COUNT.match(text):
+        return QuestionPlan(form="count", target=_counted(match["rest"]))
+    if match := _FIRST_LAST.match(text):
+        which = "first" if match["which"].lower() in ("first", "earliest") else "last"
+        return QuestionPlan(form=which, target=_event(match["rest"]))
+    if match := _FIRST_LAST_VERB.match(text):
+        which = match["which"].lower()
+        return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
+    if match := _EVERY.match(text):
+        return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"]))
+    if match := _UNSUPPORTED.match(text):
+        word = match["word"].lower()
+        return QuestionPlan(form="unsupported", target=_event(text),
+                            reason=f'this looks like a "{word}" question; I can tell when something happens, every '
+                                   "time it happens, how many times, what happens before or after something, the "
+                                   "first or last time, and how long it lasts")
+    if match := _RELATION.match(text):
+        target = re.sub(r"^when\s+", "", match["target"], flags=_I)
+        if target.split()[0].lower() not in ("what",):
+            relation = "before" if match["rel"].lower() in ("before", "prior to") else "after"
+            return QuestionPlan(form=relation, target=_event(target), anchor=_event(match["anchor"]))
+    return QuestionPlan(form="when", target=event_description(question))

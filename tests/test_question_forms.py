@@ -1,0 +1,132 @@
+"""Questions beyond "when": every time, how many, before and after, first and last, how long.
+
+The form of a question decides what its answer is; reading it wrong answers a different question,
+so the parser's readings are specified here, then the answers they lead to over the toy world,
+with the pipeline planner and with the LLM planner (which hands these forms to the same operators).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+
+import pytest
+
+from evals.synthetic.scripted_planner import ScriptedPlanner
+from marlin_agent.planners.question_forms import read_question
+from marlin_agent.verification.signals import iou
+
+from .test_cli import document, invoke
+
+
+@pytest.mark.parametrize("question, form, target, anchor", [
+    ("when does the red circle appear?", "when", "the red circle appears", None),
+    ("what happens when the whistle blows", "when", "the whistle blows", None),
+    ("every time a square appears", "every", "a square appears", None),
+    ("show me all the times the cat eats", "every", "the cat eats", None),
+    ("whenever the dog barks", "every", "the dog barks", None),
+    ("every time the red circle appears, and how many times", "every", "the red circle appears", None),
+    ("how many times does a purple triangle appear?", "count", "a purple triangle appears", None),
+    ("how many shapes cross the screen?", "count", "a shape crosses the screen", None),
+    ("how many cars ran the red light", "count", "a car ran the red light", None),
+    ("how often does the dog bark", "count", "the dog barks", None),
+    ("the first time a circle appears", "first", "a circle appears", None),
+    ("when does the dog first jump on the sofa", "first", "the dog jumps on the sofa", None),
+    ("the last time the gate opened", "last", "the gate opened", None),
+    ("what happens after the yellow square?", "after", None, "the yellow square"),
+    ("what comes before the blue square", "before", None, "the blue square"),
+    ("what does the woman do after the courier leaves", "after", None, "the courier leaves"),
+    ("did anyone come to the door before the parcel arrived", "before", "anyone comes to the door",
+     "the parcel arrived"),
+    ("how long does the red square stay on screen", "duration", "the red square stays on screen", None),
+])
+def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
+    plan = read_question(question)
+    assert (plan.form, plan.target, plan.anchor) == (form, target, anchor)
+
+
+def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_when():
+    between = read_question("what happens between the yellow triangle and the white circle")
+    assert (between.form, between.anchor, between.anchor_end) == ("between", "the yellow triangle", "the white circle")
+    why = read_question("why does the man run?")
+    assert why.form == "unsupported" and '"why" question' in why.reason and "how many times" in why.reason
+
+
+@pytest.fixture
+def toy(tmp_path, footage):
+    """short_field: red circle 4-9 s, blue square 12.5-20 s. long_street: yellow triangle 15-22 s, red square
+    70-78 s, white circle 131-140 s, purple circle 185-193 s."""
+    folder = tmp_path / "toy"
+    folder.mkdir()
+    for name in ("short_field", "long_street"):
+        shutil.copy(footage[name], folder / f"{name}.mp4")
+    return folder
+
+
+def _ask(question: str, folder, env) -> dict:
+    result = invoke(["ask", question, "--in", str(folder), "--no-transcribe", "--json"], env)
+    assert result.exit_code == 0, result.stdout
+    return document(result)
+
+
+def _spans(answer: dict) -> list[tuple[str, float, float]]:
+    return [(m["video"]["title"], m["start"], m["end"]) for m in answer["moments"]]
+
+
+def _near(span: tuple[str, float, float], truth: tuple[str, float, float]) -> bool:
+    return span[0] == truth[0] and iou(span[1:], truth[1:]) >= 0.5
+
+
+def test_after_and_before_answer_with_the_neighbouring_event_never_the_anchor_itself(toy, library_env):
+    after = _ask("what happens after the red circle?", toy, library_env)
+    assert after["form"] == "after" and after["found"]
+    assert _near(_spans(after)[0], ("short_field", 12.5, 20.0))  # the blue square, not the red circle
+    assert _near(("short_field", after["relation"]["anchor"]["start"], after["relation"]["anchor"]["end"]),
+                 ("short_field", 4.0, 9.0))
+    assert after["answer"].startswith('After "the red circle" (0:04')
+    before = _ask("what happens before the blue square?", toy, library_env)
+    assert before["found"] and _near(_spans(before)[0], ("short_field", 4.0, 9.0))
+    between = _ask("what happens between the yellow triangle and the white circle", toy, library_env)
+    assert between["found"] and [_near(s, ("long_street", 70, 78)) for s in _spans(between)] == [True]
+
+
+def test_a_relation_to_an_anchor_that_is_not_there_is_not_found_and_says_why(toy, library_env):
+    answer = _ask("what happens after the green elephant?", toy, library_env)
+    assert answer["form"] == "after" and not answer["found"] and answer["moments"] == []
+    assert '"the green elephant", was not confirmed' in answer["answer"]
+
+
+def test_count_every_first_last_and_duration_over_verified_moments(toy, library_env):
+    circles = [("short_field", 4, 9), ("long_street", 131, 140), ("long_street", 185, 193)]
+    count = _ask("how many circles appear?", toy, library_env)
+    assert count["form"] == "count" and count["count"] == 3
+    assert all(any(_near(s, truth) for s in _spans(count)) for truth in circles)
+    assert count["answer"].startswith('"a circle appears": 3 times:')
+    absent = _ask("how many times does a purple triangle appear?", toy, library_env)
+    assert absent["count"] == 0 and not absent["found"] and absent["answer"].startswith("0 times.")
+    every = _ask("every time a square appears", toy, library_env)
+    assert every["count"] == 2 and len(every["moments"]) == 2
+    first, last = (_ask(f"the {which} time a circle appears", toy, library_env) for which in ("first", "last"))
+    # Videos in path order, then time: long_street's white circle comes first, short_field's red circle last.
+    assert _near(_spans(first)[0], circles[1]) and _near(_spans(last)[0], circles[0])
+    duration = _ask("how long does the red square stay on screen", toy, library_env)
+    assert duration["form"] == "duration" and duration["duration"] == pytest.approx(8.0, abs=1.0)
+
+
+def test_a_question_the_agent_cannot_answer_says_so_and_reports_nothing(toy, library_env, simulator):
+    answer = _ask("why does the red circle appear?", toy, library_env)
+    assert answer["form"] == "unsupported" and not answer["found"] and answer["moments"] == []
+    assert answer["answer"].startswith("I cannot answer this")
+
+
+def test_the_llm_planner_gives_the_same_answers_through_the_same_operators(toy, library_env):
+    from marlin_agent.app.ask import ask
+    from marlin_agent.config import load_settings
+
+    settings = load_settings({"library.transcribe": False}, env=library_env)
+    for question in ("how many circles appear?", "what happens after the red circle?"):
+        by_llm = asyncio.run(ask(question, [str(toy)], settings,
+                                 planner_model=ScriptedPlanner(["circle"]).model()))
+        by_pipeline = _ask(question, toy, library_env)
+        assert by_llm.form == by_pipeline["form"] and by_llm.count == by_pipeline["count"]
+        assert [(m.video.title, m.start, m.end) for m in by_llm.moments] == [tuple(s) for s in _spans(by_pipeline)]
