@@ -37,7 +37,9 @@ T = TypeVar("T")
 INSTRUCTIONS = """\
 Video research over local footage and URLs with Marlin-2B. `ask` answers a question with
 verified moments (video, start, end in seconds, confidence, evidence) or found=false: trust
-found=false, Marlin proposes a span for anything so only verified moments are reported.
+found=false, Marlin proposes a span for anything so only verified moments are reported. Beyond
+"when": "every time X", "how many times X" (count), "what happens after/before X" (relation, with
+the anchor's moment), "the first/last time X", "between X and Y", "how long does X last" (duration).
 `search` ranks indexed moments by words and meaning; `find` and `caption` give Marlin's raw
 output for one video. Unindexed footage is indexed first; for big folders call `index`
 and poll `job_status` until state is done. A call that fails with still_running goes on as
