@@ -1,8 +1,10 @@
 """The LLM planner (``--planner MODEL``): a pydantic-ai agent that drives the same tools.
 
 It rewrites the question into events Marlin grounds well, decides where to look, iterates
-when a first pass fails, and handles what the fixed pipeline cannot ("every time",
-counts, before/after, comparisons, speech with picture). Trust does not depend on it: it
+when a first pass fails, and handles what the fixed pipeline cannot (comparisons, speech with
+picture). Questions of the forms beyond "when" (every time, counts, before and after, first and
+last, how long) are arithmetic over verified moments: they go to the operators both planners
+share, so they get the same answer whichever planner runs. Trust does not depend on it: it
 may only report moments that went through ``verify`` and passed, which an output
 validator enforces, and the reported moments carry the toolbox's own evidence and times.
 
@@ -25,8 +27,8 @@ from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, Usage
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
-from marlin_agent.planners.conclude import decide, in_time_order, summary
 from marlin_agent.planners.candidates import Candidates
+from marlin_agent.planners.conclude import decide, in_time_order, summary
 from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
