@@ -39,6 +39,7 @@ Span = tuple[str, float, float]  # video stem, start, end
 class Item(BaseModel):
     world: str
     question: str
+    scope: str = ""  # the one video asked about (a scene's); empty: the whole folder
     form: str
     spans: list[Span] = []  # every/relations/first/last: the expected moments, in order; [] = not found
     count: int | None = None
@@ -54,6 +55,7 @@ def toy_items() -> list[Item]:
         i("what happens after the red circle?", "after", [blue]),
         i("what happens before the blue square?", "before", [red]),
         i("what happens after the yellow triangle appears?", "after", [square]),
+        i("what happens before the red square?", "before", [yellow]),
         i("what comes after the white circle", "after", [purple]),
         i("what happens before the purple circle?", "before", [white]),
         i("what happens between the yellow triangle and the white circle", "between", [square]),
@@ -81,16 +83,19 @@ def realistic_items(spans_of: dict[str, dict[int, tuple[float, float]]]) -> list
         span = lambda n: (scene.name, *truth[n])  # noqa: E731
         for at, (n, event) in enumerate(visual):
             words = event.questions["paraphrase"]
-            items.append(Item(world="realistic", question=f"how many times {words}?", form="count", count=1))
+            items.append(Item(world="realistic", scope=scene.name, question=f"how many times {words}?", form="count",
+                              count=1))
             if at + 1 < len(visual):
-                items.append(Item(world="realistic", question=f"what happens after {words}?", form="after",
-                                  spans=[span(visual[at + 1][0])]))
+                items.append(Item(world="realistic", scope=scene.name, question=f"what happens after {words}?",
+                                  form="after", spans=[span(visual[at + 1][0])]))
             if at > 0:
-                items.append(Item(world="realistic", question=f"what happens before {words}?", form="before",
-                                  spans=[span(visual[at - 1][0])]))
+                items.append(Item(world="realistic", scope=scene.name, question=f"what happens before {words}?",
+                                  form="before", spans=[span(visual[at - 1][0])]))
+        # A negative never happens in its own scene (another scene may show it): asked of that video alone.
         never = scene.negatives["never"]
-        items.append(Item(world="realistic", question=f"how many times {never}?", form="count", count=0))
-        items.append(Item(world="realistic", question=f"what happens after {never}?", form="after"))
+        items.append(Item(world="realistic", scope=scene.name, question=f"how many times {never}?", form="count",
+                          count=0))
+        items.append(Item(world="realistic", scope=scene.name, question=f"what happens after {never}?", form="after"))
     return items
 
 
@@ -121,8 +126,9 @@ async def run_world(items: list[Item], folder: Path, env: dict) -> list[dict]:
     await index_inputs([str(folder)], settings)
     rows = []
     for item in items:
-        answer = await ask(item.question, [str(folder)], settings)
-        rows.append({"world": item.world, "question": item.question, "form": item.form, "answered_form": answer.form,
+        scope = folder / f"{item.scope}.mp4" if item.scope else folder
+        answer = await ask(item.question, [str(scope)], settings)
+        rows.append({"world": item.world, "scope": item.scope, "question": item.question, "form": item.form, "answered_form": answer.form,
                      "right": right(item, answer), "answer": answer.answer, "count": answer.count,
                      "moments": [[Path(m.video.path).stem, m.start, m.end] for m in answer.moments]})
         print(("ok   " if rows[-1]["right"] else "MISS ") + item.question + " -> " + answer.answer[:140], flush=True)

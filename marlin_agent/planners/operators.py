@@ -149,10 +149,11 @@ class FormAnswerer:
     def _on_side(moment: Moment, form: str, anchor: Moment, anchor_end: Moment | None) -> bool:
         if moment.video.id != anchor.video.id or iou((moment.start, moment.end), (anchor.start, anchor.end)) > 0.3:
             return False
+        # A piece of the anchor itself (a neighbouring chunk's caption of its cut-off end) is not what follows it.
         if form == "before":
-            return moment.end <= anchor.start + _EDGE
+            return moment.end <= anchor.start + _EDGE and moment.start < anchor.start - _EDGE
         if form == "after":
-            return moment.start >= anchor.end - _EDGE
+            return moment.start >= anchor.end - _EDGE and moment.end > anchor.end + _EDGE
         return anchor_end is not None and moment.start >= anchor.end - _EDGE and moment.end <= anchor_end.start + _EDGE
 
     @staticmethod
