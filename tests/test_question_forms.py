@@ -52,21 +52,41 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     assert why.form == "unsupported" and '"why" question' in why.reason and "how many times" in why.reason
 
 
-@pytest.fixture
-def toy(tmp_path, footage):
+@pytest.fixture(scope="module")
+def toy(tmp_path_factory, footage):
     """short_field: red circle 4-9 s, blue square 12.5-20 s. long_street: yellow triangle 15-22 s, red square
     70-78 s, white circle 131-140 s, purple circle 185-193 s."""
-    folder = tmp_path / "toy"
-    folder.mkdir()
+    folder = tmp_path_factory.mktemp("toy")
     for name in ("short_field", "long_street"):
         shutil.copy(footage[name], folder / f"{name}.mp4")
     return folder
 
 
+@pytest.fixture(scope="module")
+def toy_env(toy, tmp_path_factory, offline_models, staged_clips):
+    """One simulator and one index for the module: the questions read it, none changes it."""
+    from evals.synthetic.simulator import MarlinSimulator
+
+    home = tmp_path_factory.mktemp("toy-home")
+    (home / "cache").mkdir()
+    (home / "cache" / "clips").symlink_to(staged_clips, target_is_directory=True)
+    with MarlinSimulator() as simulator:
+        env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
+        assert invoke(["index", str(toy), "--no-transcribe", "--json"], env).exit_code == 0
+        yield env
+
+
+_ASKED: dict[tuple[str, str], dict] = {}
+
+
 def _ask(question: str, folder, env) -> dict:
-    result = invoke(["ask", question, "--in", str(folder), "--no-transcribe", "--json"], env)
-    assert result.exit_code == 0, result.stdout
-    return document(result)
+    """The pipeline's answer (asked once per module: the index does not change between tests)."""
+    key = (question, str(folder))
+    if key not in _ASKED:
+        result = invoke(["ask", question, "--in", str(folder), "--no-transcribe", "--json"], env)
+        assert result.exit_code == 0, result.stdout
+        _ASKED[key] = document(result)
+    return _ASKED[key]
 
 
 def _spans(answer: dict) -> list[tuple[str, float, float]]:
@@ -77,56 +97,56 @@ def _near(span: tuple[str, float, float], truth: tuple[str, float, float]) -> bo
     return span[0] == truth[0] and iou(span[1:], truth[1:]) >= 0.5
 
 
-def test_after_and_before_answer_with_the_neighbouring_event_never_the_anchor_itself(toy, library_env):
-    after = _ask("what happens after the red circle?", toy, library_env)
+def test_after_and_before_answer_with_the_neighbouring_event_never_the_anchor_itself(toy, toy_env):
+    after = _ask("what happens after the red circle?", toy, toy_env)
     assert after["form"] == "after" and after["found"]
     assert _near(_spans(after)[0], ("short_field", 12.5, 20.0))  # the blue square, not the red circle
     assert _near(("short_field", after["relation"]["anchor"]["start"], after["relation"]["anchor"]["end"]),
                  ("short_field", 4.0, 9.0))
     assert after["answer"].startswith('After "the red circle" (0:04')
-    before = _ask("what happens before the blue square?", toy, library_env)
+    before = _ask("what happens before the blue square?", toy, toy_env)
     assert before["found"] and _near(_spans(before)[0], ("short_field", 4.0, 9.0))
-    between = _ask("what happens between the yellow triangle and the white circle", toy, library_env)
+    between = _ask("what happens between the yellow triangle and the white circle", toy, toy_env)
     assert between["found"] and [_near(s, ("long_street", 70, 78)) for s in _spans(between)] == [True]
 
 
-def test_a_relation_to_an_anchor_that_is_not_there_is_not_found_and_says_why(toy, library_env):
-    answer = _ask("what happens after the green elephant?", toy, library_env)
+def test_a_relation_to_an_anchor_that_is_not_there_is_not_found_and_says_why(toy, toy_env):
+    answer = _ask("what happens after the green elephant?", toy, toy_env)
     assert answer["form"] == "after" and not answer["found"] and answer["moments"] == []
     assert '"the green elephant", was not confirmed' in answer["answer"]
 
 
-def test_count_every_first_last_and_duration_over_verified_moments(toy, library_env):
+def test_count_every_first_last_and_duration_over_verified_moments(toy, toy_env):
     circles = [("short_field", 4, 9), ("long_street", 131, 140), ("long_street", 185, 193)]
-    count = _ask("how many circles appear?", toy, library_env)
+    count = _ask("how many circles appear?", toy, toy_env)
     assert count["form"] == "count" and count["count"] == 3
     assert all(any(_near(s, truth) for s in _spans(count)) for truth in circles)
     assert count["answer"].startswith('"a circle appears": 3 times:')
-    absent = _ask("how many times does a purple triangle appear?", toy, library_env)
+    absent = _ask("how many times does a purple triangle appear?", toy, toy_env)
     assert absent["count"] == 0 and not absent["found"] and absent["answer"].startswith("0 times.")
-    every = _ask("every time a square appears", toy, library_env)
+    every = _ask("every time a square appears", toy, toy_env)
     assert every["count"] == 2 and len(every["moments"]) == 2
-    first, last = (_ask(f"the {which} time a circle appears", toy, library_env) for which in ("first", "last"))
+    first, last = (_ask(f"the {which} time a circle appears", toy, toy_env) for which in ("first", "last"))
     # Videos in path order, then time: long_street's white circle comes first, short_field's red circle last.
     assert _near(_spans(first)[0], circles[1]) and _near(_spans(last)[0], circles[0])
-    duration = _ask("how long does the red square stay on screen", toy, library_env)
+    duration = _ask("how long does the red square stay on screen", toy, toy_env)
     assert duration["form"] == "duration" and duration["duration"] == pytest.approx(8.0, abs=1.0)
 
 
-def test_a_question_the_agent_cannot_answer_says_so_and_reports_nothing(toy, library_env, simulator):
-    answer = _ask("why does the red circle appear?", toy, library_env)
+def test_a_question_the_agent_cannot_answer_says_so_and_reports_nothing(toy, toy_env):
+    answer = _ask("why does the red circle appear?", toy, toy_env)
     assert answer["form"] == "unsupported" and not answer["found"] and answer["moments"] == []
     assert answer["answer"].startswith("I cannot answer this")
 
 
-def test_the_llm_planner_gives_the_same_answers_through_the_same_operators(toy, library_env):
+def test_the_llm_planner_gives_the_same_answers_through_the_same_operators(toy, toy_env):
     from marlin_agent.app.ask import ask
     from marlin_agent.config import load_settings
 
-    settings = load_settings({"library.transcribe": False}, env=library_env)
+    settings = load_settings({"library.transcribe": False}, env=toy_env)
     for question in ("how many circles appear?", "what happens after the red circle?"):
         by_llm = asyncio.run(ask(question, [str(toy)], settings,
                                  planner_model=ScriptedPlanner(["circle"]).model()))
-        by_pipeline = _ask(question, toy, library_env)
+        by_pipeline = _ask(question, toy, toy_env)
         assert by_llm.form == by_pipeline["form"] and by_llm.count == by_pipeline["count"]
         assert [(m.video.title, m.start, m.end) for m in by_llm.moments] == [tuple(s) for s in _spans(by_pipeline)]
