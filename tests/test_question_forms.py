@@ -150,3 +150,14 @@ def test_the_llm_planner_gives_the_same_answers_through_the_same_operators(toy, 
         by_pipeline = _ask(question, toy, toy_env)
         assert by_llm.form == by_pipeline["form"] and by_llm.count == by_pipeline["count"]
         assert [(m.video.title, m.start, m.end) for m in by_llm.moments] == [tuple(s) for s in _spans(by_pipeline)]
+
+
+def test_a_count_that_outruns_the_marlin_budget_answers_from_what_was_verified_and_says_it_stopped(toy, toy_env):
+    from marlin_agent.app.ask import ask
+    from marlin_agent.config import load_settings
+
+    settings = load_settings({"library.transcribe": False, "planner.max_marlin_calls": 6}, env=toy_env)
+    answer = asyncio.run(ask("how many circles appear?", [str(toy)], settings,
+                             planner_model=ScriptedPlanner(["circle"]).model()))
+    assert answer.form == "count" and answer.incomplete and "budget of 6 Marlin calls" in answer.incomplete
+    assert answer.count == len(answer.moments) and answer.usage.marlin_calls <= 6

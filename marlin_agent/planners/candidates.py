@@ -15,7 +15,7 @@ import asyncio
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence, Moment, VideoRef
-from marlin_agent.errors import MarlinAgentError, ServerNotConfigured
+from marlin_agent.errors import BudgetExhausted, MarlinAgentError, ServerNotConfigured
 from marlin_agent.library.store import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
 from marlin_agent.verification.signals import iou
@@ -111,8 +111,12 @@ class Candidates:
             covered = any(m.video.id == hit.video.id and iou((m.start, m.end), (hit.start, hit.end)) > 0.3
                           for m in grounded + moments)
             if not covered:
-                checked = await self.tools.verify_span(hit.video.id, event, hit.start, hit.end, proposed_by="caption",
-                                                  reground=True)
+                try:
+                    checked = await self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
+                                                           proposed_by="caption", reground=True)
+                except BudgetExhausted as exc:  # the answer rests on what was verified until then
+                    self.tools.note("budget", exc.message)
+                    break
                 moments.append(checked.moment)
         return moments
 

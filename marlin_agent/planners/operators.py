@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Moment, Relation, Usage
+from marlin_agent.errors import BudgetExhausted
 from marlin_agent.planners.conclude import decide, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import Toolbox
@@ -182,13 +183,27 @@ class FormAnswerer:
             candidates.append(row)
             if len(candidates) == NEIGHBOURS:
                 break
-        checked = [await self.tools.verify_span(anchor.video.id, row["text"], row["start"], row["end"],
-                                                proposed_by="caption") for row in candidates]
-        return [c.moment for c in checked if c.moment.confidence >= self.threshold]
+        verified = []
+        for row in candidates:
+            try:
+                checked = await self.tools.verify_span(anchor.video.id, row["text"], row["start"], row["end"],
+                                                       proposed_by="caption")
+            except BudgetExhausted as exc:
+                self.tools.note("budget", exc.message)
+                break
+            if checked.moment.confidence >= self.threshold:
+                verified.append(checked.moment)
+        return verified
 
     def _done(self, question: str, plan: QuestionPlan, found: bool, words: str, moments: list[Moment],
               rejected: list[Moment], started: float, **form_fields) -> Answer:
+        budget = self.tools.marlin_budget
+        spent = budget is not None and self.tools.marlin_calls >= budget
+        incomplete = (f"the budget of {budget} Marlin calls was spent; the answer rests on the moments verified "
+                      "until then" if spent else None)
+        if spent:
+            words += f" (Stopped early: {incomplete}.)"
         return Answer(question=question, found=found, answer=words, moments=moments, rejected=rejected[:10],
-                      trace=self.tools.trace, form=plan.form,
+                      trace=self.tools.trace, form=plan.form, incomplete=incomplete,
                       usage=Usage(marlin_calls=self.tools.marlin_calls, seconds=round(time.monotonic() - started, 3)),
                       **form_fields)
