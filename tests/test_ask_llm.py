@@ -1,7 +1,6 @@
 """`ask` with the LLM planner, driven by scripted planner models (no real model requests)."""
 
 import asyncio
-import re
 import shutil
 import socket
 

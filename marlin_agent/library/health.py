@@ -16,6 +16,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from marlin_agent.library.storage_errors import reason
 from marlin_agent.library.store import TABLES, Library
 
 # How far a stored vector's length may stray from 1 before it counts as altered (float32 rounding
@@ -49,11 +50,6 @@ class RepairReport(BaseModel):
     problems_left: list[str] = []
 
 
-def _first_line(exc: Exception) -> str:
-    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-    return text.split(", /")[0][:200]
-
-
 def _read_whole(table) -> str | None:
     """Why ``table`` (at its checked-out version) does not read cleanly; None when it does. Read in
     batches: a big index is checked without holding it in memory."""
@@ -72,7 +68,7 @@ def _read_whole(table) -> str | None:
                     return f"{len(bad)} stored vector(s) were altered (first at row {rows + int(bad[0])})"
             rows += batch.num_rows
     except Exception as exc:  # noqa: BLE001 - any failure to read is the damage being looked for
-        return f"cannot be read: {_first_line(exc)}"
+        return f"cannot be read: {reason(exc)}"
     return None
 
 
@@ -91,12 +87,12 @@ def _search_indexes(library: Library, table) -> list[str]:
                 word = max((sample[0]["text"] if sample else "footage").split(), key=len, default="footage")
                 table.search(word, query_type="fts", fts_columns="text").limit(1).to_list()
         except Exception as exc:  # noqa: BLE001
-            problems.append(f"the full-text index of segments is damaged: {_first_line(exc)}")
+            problems.append(f"the full-text index of segments is damaged: {reason(exc)}")
     if any(index.columns == ["vector"] for index in indices):
         try:
             table.search([0.0] * library.embedder.dim, vector_column_name="vector").limit(1).to_list()
         except Exception as exc:  # noqa: BLE001
-            problems.append(f"the vector index of segments is damaged: {_first_line(exc)}")
+            problems.append(f"the vector index of segments is damaged: {reason(exc)}")
     return problems
 
 
@@ -132,7 +128,7 @@ def check(library: Library) -> IndexHealth:
             health.rows = table.count_rows()
             table.list_versions()  # the version history must read too: repair walks it
         except Exception as exc:  # noqa: BLE001 - a table that does not even open is damaged
-            health.problem = f"cannot be opened: {_first_line(exc)}"
+            health.problem = f"cannot be opened: {reason(exc)}"
         else:
             health.problem = _read_whole(table)
             if health.problem is None:

@@ -27,9 +27,13 @@ def translated(exc: BaseException, uri: str, action: str) -> MarlinAgentError | 
     place = Path(uri)
     if is_disk_full(exc, place):
         return disk_full(place, action)
-    # The text ends with the Rust source line that raised it: of no use to anyone reading.
-    detail = re.sub(r",? /\S+\.rs:\d+:\d+", "", str(exc).splitlines()[0])[:300] if str(exc) else type(exc).__name__
-    return IndexDamaged(f"the index at {uri} could not be read while {action}: {detail}")
+    return IndexDamaged(f"the index at {uri} could not be read while {action}: {reason(exc)}")
+
+
+def reason(exc: BaseException) -> str:
+    """The first line of a storage error, without the Rust source line it ends with (of no use to a reader)."""
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return re.sub(r",? /\S+\.rs:\d+:\d+", "", text)[:300]
 
 
 def storage_errors(action: str) -> Callable[[Callable[..., T]], Callable[..., T]]:

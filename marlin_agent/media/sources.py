@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from marlin_agent.domain import FilePath
 from marlin_agent.errors import MarlinAgentError, NoVideosFound, PathNotAllowed, VideoNotFound
-from marlin_agent.file_names import escaped, path_text
+from marlin_agent.file_names import escaped
 
 VIDEO_EXTENSIONS = frozenset({
     ".mp4", ".m4v", ".mov", ".mkv", ".webm", ".avi", ".wmv", ".flv", ".mpg", ".mpeg",
