@@ -93,6 +93,8 @@ class LibrarySettings(BaseModel):
     # Whether URLs may lead to this machine or its private networks. The MCP server turns this off
     # for its callers (unless [mcp] allow_private_urls): an agent's URL is not the user's.
     internal_urls: bool = True
+    # Where the embedding and verification models' optimised graphs are kept (empty: the cache).
+    graph_cache: str = ""
 
 
 class AgentSettings(BaseModel):
@@ -230,6 +232,11 @@ class Settings(BaseSettings):
         return self.home / "cache"
 
     @property
+    def graphs_dir(self) -> Path:
+        """Optimised ONNX graphs of the small models, written once and loaded as they are (onnx_session)."""
+        return Path(self.library.graph_cache).expanduser() if self.library.graph_cache else self.cache_dir / "onnx"
+
+    @property
     def user_config_path(self) -> Path:
         return self.home / "config.toml"
 
@@ -251,6 +258,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_DB": ("library", "db"),
     "MARLIN_EMBED_MODEL": ("library", "embed_model"),
     "MARLIN_WHISPER_MODEL": ("library", "whisper_model"),
+    "MARLIN_GRAPH_CACHE": ("library", "graph_cache"),
     "MARLIN_VERIFY_MODEL": ("verify", "model"),
     "MARLIN_WORDNET": ("verify", "wordnet"),
     "MARLIN_MCP_ROOTS": ("mcp", "roots"),

@@ -87,14 +87,16 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 @pytest.fixture(scope="session")
 def offline_models(tmp_path_factory) -> dict[str, str]:
-    """The real small models PyPI packages carry: MiniLM embeddings, Whisper base, a DeBERTa NLI cross-encoder."""
+    """The real small models PyPI packages carry: MiniLM embeddings, Whisper base, a DeBERTa NLI cross-encoder,
+    with one folder for their optimised graphs shared by the run (each test's home would write its own)."""
     from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
 
     folder = tmp_path_factory.mktemp("models")
     embed, whisper, nli = minilm_dir(), whisper_base_dir(folder), nli_dir(folder)
     if embed is None or whisper is None or nli is None:
         pytest.fail("the offline model packages are missing: pip install -e '.[test]'")
-    return {"MARLIN_EMBED_MODEL": str(embed), "MARLIN_WHISPER_MODEL": str(whisper), "MARLIN_VERIFY_MODEL": str(nli)}
+    return {"MARLIN_EMBED_MODEL": str(embed), "MARLIN_WHISPER_MODEL": str(whisper), "MARLIN_VERIFY_MODEL": str(nli),
+            "MARLIN_GRAPH_CACHE": str(folder / "graphs")}
 
 
 @pytest.fixture(scope="session")

@@ -17,6 +17,7 @@ import numpy as np
 
 from marlin_agent.errors import MissingDependency, ModelUnavailable
 from marlin_agent.model_store import resolve_model
+from marlin_agent.onnx_session import open_session
 
 # What a hub name is fetched as: the ONNX export sentence-transformers repositories carry.
 HUB_FILES = ["config.json", "tokenizer.json", "onnx/model.onnx"]
@@ -35,10 +36,12 @@ def _onnx_file(folder: Path) -> Path | None:
 class Embedder:
     """Loads the model on first use; vectors are L2-normalised float32 (cosine = dot product)."""
 
-    def __init__(self, model: str, cache: Path) -> None:
-        """``model``: a hub name or a local folder; ``cache``: where hub models are kept."""
+    def __init__(self, model: str, cache: Path, graphs: Path | None = None) -> None:
+        """``model``: a hub name or a local folder; ``cache``: where hub models are kept; ``graphs``: where
+        the optimised graph is kept between runs (None: optimise on every load)."""
         self.name = model
         self.cache = cache
+        self.graphs = graphs
         self._session = None
         self._dim: int | None = None
         self._lock = threading.Lock()
@@ -51,7 +54,6 @@ class Embedder:
         with self._lock:
             if self._session is None:
                 try:
-                    import onnxruntime
                     from tokenizers import Tokenizer
                 except ImportError as exc:
                     raise MissingDependency("Search and indexing", "library") from exc
@@ -65,9 +67,7 @@ class Embedder:
                 pooling = folder / "1_Pooling" / "config.json"
                 mode = json.loads(pooling.read_text()) if pooling.is_file() else {}
                 self._cls = bool(mode.get("pooling_mode_cls_token")) and not mode.get("pooling_mode_mean_tokens")
-                options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = 2
-                session = onnxruntime.InferenceSession(str(model_file), options, providers=["CPUExecutionProvider"])
+                session = open_session(model_file, self.graphs, what="embedding model")
                 self._inputs = {i.name for i in session.get_inputs()}
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
                 tokenizer.enable_truncation(_MAX_TOKENS)

@@ -480,7 +480,8 @@ class WriteLock:
 
 
 def open_library(settings: Settings) -> Library:
-    return Library(settings.db_path, Embedder(settings.library.embed_model, settings.cache_dir / "models"))
+    return Library(settings.db_path, Embedder(settings.library.embed_model, settings.cache_dir / "models",
+                                                  graphs=settings.graphs_dir))
 
 
 async def repair_and_index(inputs: list[str], settings: Settings,

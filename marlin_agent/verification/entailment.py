@@ -9,8 +9,10 @@ A model is a folder holding one ``.onnx`` file, its ``tokenizer.json`` and a ``c
 whose ``id2label`` names the outputs (three-way entailment/neutral/contradiction, or two-way
 entailment/not-entailment). Two optional keys there describe exports that differ from the
 usual cross-encoder: ``marlin_pair_order`` (``premise_first``, the default, or
-``hypothesis_first``) and a fixed ``marlin_max_length``. A hub name is downloaded once into
-the cache (only the files named above); with no hub and no cache the error says so at once.
+``hypothesis_first``) and ``marlin_max_length`` (where a pair is cut; by default where the
+export was fixed, else 512 tokens). Each pair runs at its own length (see ``onnx_session``).
+A hub name is downloaded once into the cache (only the files named above); with no hub and no
+cache the error says so at once.
 """
 
 from __future__ import annotations
@@ -26,9 +28,10 @@ import numpy as np
 from marlin_agent.config import VerifySettings
 from marlin_agent.errors import MissingDependency, ModelUnavailable
 from marlin_agent.model_store import resolve_model
+from marlin_agent.onnx_session import open_session, original_length
 
 _CACHE_PAIRS = 4096
-_BATCH = 16
+_MAX_TOKENS = 512  # DeBERTa-v3's trained length, for an export that names none
 
 
 @dataclass(frozen=True)
@@ -48,9 +51,11 @@ def _label_index(labels: dict[int, str], *words: str) -> int | None:
 class EntailmentModel:
     """Loaded on first use; thread-safe; remembers recent pairs (verification asks the same ones often)."""
 
-    def __init__(self, folder: Path, name: str | None = None) -> None:
+    def __init__(self, folder: Path, name: str | None = None, graphs: Path | None = None) -> None:
+        """``graphs``: where the optimised graph is kept between runs (None: optimise on every load)."""
         self.folder = folder
         self.name = name or folder.name
+        self.graphs = graphs
         self._session = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple[str, str], Entailment] = OrderedDict()
@@ -59,7 +64,6 @@ class EntailmentModel:
         with self._lock:
             if self._session is None:
                 try:
-                    import onnxruntime
                     from tokenizers import Tokenizer
                 except ImportError as exc:
                     raise MissingDependency("Verification", "library") from exc
@@ -76,40 +80,35 @@ class EntailmentModel:
                     raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
                                            hint="Use an NLI model (labels entailment / contradiction / neutral).")
                 self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
-                options = onnxruntime.SessionOptions()
-                options.intra_op_num_threads = 2
-                session = onnxruntime.InferenceSession(str(files[0]), options, providers=["CPUExecutionProvider"])
+                session = open_session(files[0], self.graphs, what="verification model")
                 self._inputs = {i.name for i in session.get_inputs()}
-                fixed = session.get_inputs()[0].shape[1]
-                length = int(config.get("marlin_max_length") or (fixed if isinstance(fixed, int) else 256))
+                length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
                 tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
                 tokenizer.enable_truncation(length)
-                tokenizer.enable_padding(length=length if isinstance(fixed, int) else None)
+                tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
                 self._tokenizer = tokenizer
                 self._session = session
             return self._session
 
-    def _run(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
+    def _run(self, pair: tuple[str, str]) -> Entailment:
+        """One pair alone, at its own length. Alone, because the int8 exports quantise each batch with
+        one scale: a pair's score would then depend on the pairs it happened to be batched with."""
         session = self._load()
-        ordered = [(h, p) if self._hypothesis_first else (p, h) for p, h in pairs]
-        encoded = self._tokenizer.encode_batch(ordered)
-        feeds = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64),
-                 "attention_mask": np.array([e.attention_mask for e in encoded], dtype=np.int64),
-                 "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64)}
-        logits = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
-        probs = np.exp(logits - logits.max(axis=1, keepdims=True))
-        probs /= probs.sum(axis=1, keepdims=True)
-        return [Entailment(entailment=float(row[self._entail]),
-                           contradiction=float(row[self._contradict]) if self._contradict is not None else 0.0)
-                for row in probs]
+        premise, hypothesis = pair
+        encoded = self._tokenizer.encode(*((hypothesis, premise) if self._hypothesis_first else (premise, hypothesis)))
+        feeds = {"input_ids": np.array([encoded.ids], dtype=np.int64),
+                 "attention_mask": np.array([encoded.attention_mask], dtype=np.int64),
+                 "token_type_ids": np.array([encoded.type_ids], dtype=np.int64)}
+        logits = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0][0]
+        probs = np.exp(logits - logits.max())
+        probs /= probs.sum()
+        return Entailment(entailment=float(probs[self._entail]),
+                          contradiction=float(probs[self._contradict]) if self._contradict is not None else 0.0)
 
     def score(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
         """(premise, hypothesis) pairs → how far each premise entails / contradicts its hypothesis."""
-        todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
-        for at in range(0, len(todo), _BATCH):
-            batch = todo[at: at + _BATCH]
-            for pair, result in zip(batch, self._run(batch)):
-                self._memo[pair] = result
+        for pair in dict.fromkeys(pair for pair in pairs if pair not in self._memo):
+            self._memo[pair] = self._run(pair)
         found = [self._memo[pair] for pair in pairs]
         while len(self._memo) > _CACHE_PAIRS:
             self._memo.popitem(last=False)
@@ -126,12 +125,12 @@ def model_folder(settings: VerifySettings, cache: Path) -> Path:
                          what="verification model", env_var="MARLIN_VERIFY_MODEL")
 
 
-def entailment_model(settings: VerifySettings, cache: Path) -> EntailmentModel:
+def entailment_model(settings: VerifySettings, cache: Path, graphs: Path | None = None) -> EntailmentModel:
     """The configured model, resolved (downloaded once) and kept for the process: it is read-only, and a
     long-lived process (the MCP server, the Python API) should not load it per question."""
     with _loading:
         folder = model_folder(settings, cache)
         key = str(folder.resolve())
         if key not in _loaded:
-            _loaded[key] = EntailmentModel(folder, settings.model)
+            _loaded[key] = EntailmentModel(folder, settings.model, graphs=graphs)
         return _loaded[key]
