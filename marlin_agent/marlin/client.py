@@ -16,9 +16,6 @@ import time
 from pathlib import Path
 from urllib.parse import urlparse
 
-import openai
-from openai.types.chat import ChatCompletion
-
 from marlin_agent.config import ServerSettings
 from marlin_agent.domain import Caption, Span, StagedClip, Usage
 from marlin_agent.errors import (
@@ -39,6 +36,15 @@ from marlin_agent.errors import (
 from marlin_agent.marlin.parse import is_caption, parse_caption, parse_span
 from marlin_agent.marlin.prompts import CAPTION_PROMPT, find_prompt
 from marlin_agent.marlin.server_kind import detect_non_video_engine
+from marlin_agent.marlin.transport import (
+    ChatApi,
+    Completion,
+    ConnectionFailed,
+    HttpStatus,
+    ResponseInvalid,
+    TimedOut,
+    TransportError,
+)
 
 
 def is_loopback(base_url: str) -> bool:
@@ -92,20 +98,20 @@ def request_timeout(server: ServerSettings, clip_seconds: float) -> float:
     return round(TIMEOUT_BASE_SECONDS + TIMEOUT_PER_CLIP_SECOND * clip_seconds, 1)
 
 
-def _retryable(exc: openai.APIError) -> bool:
+def _retryable(exc: TransportError) -> bool:
     """Worth sending again: the connection broke, or the server said it was busy or failing."""
-    if isinstance(exc, openai.APIConnectionError):
+    if isinstance(exc, ConnectionFailed):
         return True
-    if isinstance(exc, openai.APIStatusError):
-        return exc.status_code in (408, 409, 429) or exc.status_code >= 500
+    if isinstance(exc, HttpStatus):
+        return exc.status in (408, 409, 429) or exc.status >= 500
     return False
 
 
-def _backoff(attempt: int, exc: openai.APIError) -> float:
+def _backoff(attempt: int, exc: TransportError) -> float:
     """Seconds before the next attempt: what the server asked for (within reason), else
     exponential with jitter so a crowd of retries does not arrive together."""
-    if isinstance(exc, openai.APIStatusError):
-        headers = exc.response.headers
+    if isinstance(exc, HttpStatus):
+        headers = exc.headers
         for name, unit in (("retry-after-ms", 1000.0), ("retry-after", 1.0)):
             try:
                 asked = float(headers.get(name, "")) / unit
@@ -129,15 +135,9 @@ class MarlinClient:
         self.server = server
         self.base_url = server.base_url
         api_key = server.api_key.get_secret_value() if server.api_key else "EMPTY"
-        # Retries are this client's (see ``_create``), so that a timeout is not waited out four
-        # times; the hook counts every request sent, so usage shows what the server was asked.
-        self._openai = openai.AsyncOpenAI(
-            base_url=server.base_url,
-            api_key=api_key,
-            timeout=_LISTING_TIMEOUT,  # completions set their own, scaled to the clip
-            max_retries=0,
-            http_client=openai.DefaultAsyncHttpxClient(event_hooks={"request": [self._count_request]}),
-        )
+        # Retries are this client's (see ``_create``); every completion sent is counted, so usage
+        # shows what the server was asked, retries included.
+        self._api = ChatApi(server.base_url, api_key, on_completion_sent=self._count_request)
         self._slots = asyncio.Semaphore(server.concurrency)
         self._file_urls_refused = False
         # The first failure every further request would meet (an HTML page, a refused key): from
@@ -150,9 +150,8 @@ class MarlinClient:
         self._prompt_tokens = 0
         self._completion_tokens = 0
 
-    async def _count_request(self, request) -> None:
-        if request.method == "POST" and request.url.path.endswith("/chat/completions"):
-            self._calls += 1
+    def _count_request(self) -> None:
+        self._calls += 1
 
     @property
     def usage(self) -> Usage:
@@ -162,7 +161,7 @@ class MarlinClient:
                      marlin_completion_tokens=self._completion_tokens)
 
     async def close(self) -> None:
-        await self._openai.close()
+        await self._api.close()
 
     async def __aenter__(self) -> MarlinClient:
         return self
@@ -180,8 +179,8 @@ class MarlinClient:
         """The models listed under /v1/models, each with the ``owned_by`` the server gives it
         (vLLM says "vllm", SGLang "sglang"; empty when the server says nothing)."""
         try:
-            return {model.id: getattr(model, "owned_by", None) or "" async for model in self._openai.models.list()}
-        except openai.APIError as exc:
+            return await self._api.models(_LISTING_TIMEOUT)
+        except TransportError as exc:
             raise await self._translate(exc) from None
 
     async def caption(self, clip: StagedClip) -> Caption:
@@ -218,7 +217,7 @@ class MarlinClient:
         as_file = self._use_file_url()
         try:
             return await self._complete(clip, prompt, max_tokens, as_file)
-        except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+        except HttpStatus as exc:  # only a rejection gets here (see ``_create``)
             if not (as_file and self.server.media == "auto"):
                 raise self._halt_on(await self._translate_rejection(exc)) from exc
             # vLLM without --allowed-local-media-path, or a loopback tunnel to a remote
@@ -226,7 +225,7 @@ class MarlinClient:
             self._file_urls_refused = True
             try:
                 return await self._complete(clip, prompt, max_tokens, as_file=False)
-            except (openai.BadRequestError, openai.UnprocessableEntityError) as exc:
+            except HttpStatus as exc:
                 raise self._halt_on(await self._translate_rejection(exc)) from exc
 
     def _halt_on(self, error: MarlinAgentError) -> MarlinAgentError:
@@ -239,10 +238,10 @@ class MarlinClient:
             {"type": "video_url", "video_url": {"url": self._video_url(clip.path, as_file)}},
             {"type": "text", "text": prompt},
         ]
-        extra_body = {"mm_processor_kwargs": video_budget(clip.chunk.duration, self.server)} \
-            if self.server.send_video_budget else None
         request = {"model": self.server.model, "messages": [{"role": "user", "content": content}],
-                   "temperature": 0, "max_tokens": max_tokens, "extra_body": extra_body}
+                   "temperature": 0, "max_tokens": max_tokens}
+        if self.server.send_video_budget:
+            request["mm_processor_kwargs"] = video_budget(clip.chunk.duration, self.server)
         async with self._slots:
             # Checked and recorded while the slot is held: a request waiting for it wakes only
             # after this one's failure is known.
@@ -254,19 +253,19 @@ class MarlinClient:
                 self._halt_on(exc)
                 raise
 
-    async def _create(self, clip: StagedClip, request: dict) -> object:
+    async def _create(self, clip: StagedClip, request: dict) -> Completion:
         """One completion, sent again after a broken connection, a busy or failing server (up to
-        ``max_retries`` times) or a timeout (once)."""
+        ``max_retries`` times) or a timeout (once). A rejection (400, 422) is raised as it is."""
         timeout = request_timeout(self.server, clip.chunk.duration)
         attempt = timeouts = 0
         while True:
             watch = asyncio.create_task(self._say_when_slow(clip, timeout))
             try:
-                completion = await self._openai.chat.completions.create(**request, timeout=timeout)
-            except (openai.BadRequestError, openai.UnprocessableEntityError):
-                raise
-            except openai.APIError as exc:
-                if isinstance(exc, openai.APITimeoutError):
+                completion = await self._api.complete(request, timeout)
+            except TransportError as exc:
+                if isinstance(exc, HttpStatus) and exc.is_rejection:
+                    raise
+                if isinstance(exc, TimedOut):
                     timeouts += 1
                     if timeouts < _TIMEOUT_ATTEMPTS:
                         continue
@@ -293,10 +292,10 @@ class MarlinClient:
         log.warning("the Marlin server at %s has not answered about %.0f–%.0f s for %.0f s; waiting up to %.0f s "
                     "(--timeout sets this)", self.base_url, chunk.start, chunk.end, wait, timeout)
 
-    async def _translate_final(self, exc: openai.APIError, timeout: float) -> MarlinAgentError:
+    async def _translate_final(self, exc: TransportError, timeout: float) -> MarlinAgentError:
         """The error a request ends with, once retrying is over; a server that answered earlier and
         now cannot be reached, or that lets request after request run out of time, has stopped."""
-        if isinstance(exc, openai.APITimeoutError):
+        if isinstance(exc, TimedOut):
             if self._final_timeouts >= _STALLED_REQUESTS:
                 return ServerStopped(
                     f"the Marlin server at {self.base_url} stopped answering: {self._final_timeouts} requests in a row "
@@ -305,49 +304,48 @@ class MarlinClient:
                           "otherwise its log says why. What was done is kept: the same command asks only the rest."))
             return ServerTimeout(f"the Marlin server at {self.base_url} did not answer within {timeout:.0f} s "
                                  f"(sent twice)")
-        if isinstance(exc, openai.APIConnectionError) and self._answers:
+        if isinstance(exc, ConnectionFailed) and self._answers:
             return ServerStopped(f"the Marlin server at {self.base_url} stopped answering after {self._answers} "
                                  f"answer(s) this run: the connection is refused or broken")
         return await self._translate(exc)
 
-    def _content_of(self, completion: object) -> str:
-        if not isinstance(completion, ChatCompletion) or not completion.choices:
-            raise ServerProtocolError(f"the server at {self.base_url} did not return a chat completion")
-        if completion.usage:
-            self._prompt_tokens += completion.usage.prompt_tokens
-            self._completion_tokens += completion.usage.completion_tokens
-        return completion.choices[0].message.content or ""
+    def _content_of(self, completion: Completion) -> str:
+        self._prompt_tokens += completion.prompt_tokens
+        self._completion_tokens += completion.completion_tokens
+        return completion.content
 
     # --- errors --------------------------------------------------------------------------
 
-    async def _translate(self, exc: openai.APIError) -> MarlinAgentError:
+    async def _translate(self, exc: TransportError) -> MarlinAgentError:
         where = self.base_url
-        if isinstance(exc, openai.APIConnectionError):
+        if isinstance(exc, ConnectionFailed):
             return ServerUnavailable(f"cannot reach a Marlin server at {where}")
-        if isinstance(exc, openai.AuthenticationError):
-            return AuthenticationFailed(f"the Marlin server at {where} refused the API key (401)")
-        if isinstance(exc, openai.PermissionDeniedError):
-            return ModelAccessDenied(f"the server at {where} denied access to {self.server.model} (403)")
-        if isinstance(exc, openai.NotFoundError):
-            return await self._explain_not_found()
-        if isinstance(exc, openai.APIResponseValidationError):
-            return ServerProtocolError(f"the server at {where} answered with something that is not a chat completion")
-        if isinstance(exc, openai.APIStatusError):
-            return ServerError(f"the Marlin server at {where} failed with HTTP {exc.status_code}: {exc.message}",
+        if isinstance(exc, TimedOut):
+            return ServerTimeout(f"the Marlin server at {where} did not answer within {_LISTING_TIMEOUT:.0f} s")
+        if isinstance(exc, ResponseInvalid):
+            return ServerProtocolError(f"the server at {where} did not return a chat completion: {exc}")
+        if isinstance(exc, HttpStatus):
+            if exc.status == 401:
+                return AuthenticationFailed(f"the Marlin server at {where} refused the API key (401)")
+            if exc.status == 403:
+                return ModelAccessDenied(f"the server at {where} denied access to {self.server.model} (403)")
+            if exc.status == 404:
+                return await self._explain_not_found()
+            return ServerError(f"the Marlin server at {where} failed with HTTP {exc.status}: {exc.message}",
                                hint="The server kept failing after retries; its log says why.")
         return ServerProtocolError(f"unexpected answer from {where}: {exc}")
 
     async def _explain_not_found(self) -> MarlinAgentError:
         try:
-            listed = [model.id async for model in self._openai.models.list()]
-        except openai.APIError:
+            listed = list(await self._api.models(_LISTING_TIMEOUT))
+        except TransportError:
             return ServerProtocolError(
                 f"{self.base_url} has no OpenAI-compatible API (404)",
                 hint="The base URL usually ends in /v1, e.g. http://127.0.0.1:8000/v1.",
             )
         return ModelNotServed(f"the server serves {', '.join(listed) or 'no models'}, not {self.server.model}")
 
-    async def _translate_rejection(self, exc: openai.APIStatusError | None = None) -> MarlinAgentError:
+    async def _translate_rejection(self, exc: HttpStatus | None = None) -> MarlinAgentError:
         engine = await asyncio.to_thread(detect_non_video_engine, self.base_url)
         if engine:
             return NonVideoEngine(f"the server at {self.base_url} is {engine}, which cannot read video")
