@@ -34,6 +34,25 @@ def is_complete(folder: Path, files: Iterable[str]) -> bool:
     return True
 
 
+def local_model(name: str, cache: Path, required: list[str]) -> Path | None:
+    """The model's folder when it is already on this machine (a local folder, or complete in the
+    cache); None when using it would mean a download."""
+    local = Path(name).expanduser()
+    if local.is_dir():
+        return local
+    target = cached_folder(name, cache)
+    return target if not name.startswith(("/", ".", "~")) and is_complete(target, required) else None
+
+
+def file_stamp(path: Path) -> tuple[int, int, int] | None:
+    """What says a file is still the one that was loaded: inode, size, modification time."""
+    try:
+        info = path.stat()
+    except OSError:
+        return None
+    return info.st_ino, info.st_size, info.st_mtime_ns
+
+
 def resolve_model(name: str, cache: Path, required: list[str], optional: list[str] = (), *, what: str,
                   env_var: str) -> Path:
     """The folder holding model ``name``: a local folder as it is, else the cached (or just downloaded) copy.

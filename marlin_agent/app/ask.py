@@ -32,7 +32,7 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
     from marlin_agent.verification.entailment import entailment_model
     from marlin_agent.verification.wordnet import open_wordnet
 
-    await asyncio.to_thread(entailment_model, settings.verify, settings.cache_dir)
+    await asyncio.to_thread(entailment_model, settings)
     await asyncio.to_thread(open_wordnet, settings.verify.wordnet, settings.cache_dir)
 
     library = await asyncio.to_thread(open_library, settings)

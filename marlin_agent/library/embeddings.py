@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from marlin_agent.errors import MissingDependency, ModelUnavailable
-from marlin_agent.model_store import resolve_model
+from marlin_agent.model_store import file_stamp, local_model, resolve_model
 from marlin_agent.onnx_session import open_session
 
 # What a hub name is fetched as: the ONNX export sentence-transformers repositories carry.
@@ -45,6 +45,8 @@ class Embedder:
         self._session = None
         self._dim: int | None = None
         self._lock = threading.Lock()
+        self._file: Path | None = None
+        self._stamp: tuple[int, int, int] | None = None
 
     def folder(self) -> Path:
         return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
@@ -68,6 +70,7 @@ class Embedder:
                 mode = json.loads(pooling.read_text()) if pooling.is_file() else {}
                 self._cls = bool(mode.get("pooling_mode_cls_token")) and not mode.get("pooling_mode_mean_tokens")
                 session = open_session(model_file, self.graphs, what="embedding model")
+                self._file, self._stamp = model_file, file_stamp(model_file)
                 self._inputs = {i.name for i in session.get_inputs()}
                 tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
                 tokenizer.enable_truncation(_MAX_TOKENS)
@@ -75,6 +78,14 @@ class Embedder:
                 self._tokenizer = tokenizer
                 self._session = session
             return self._session
+
+    def is_current(self) -> bool:
+        """Not loaded yet, or loaded from a file that is still the same on disk."""
+        return self._file is None or file_stamp(self._file) == self._stamp
+
+    def local_folder(self) -> Path | None:
+        """The model's folder if it is on this machine already (no download)."""
+        return local_model(self.name, self.cache, HUB_FILES)
 
     @property
     def dim(self) -> int:
@@ -111,3 +122,18 @@ class Embedder:
             weights = mask[..., None].astype(np.float32)
             pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+_shared: dict[tuple[str, Path, Path | None], Embedder] = {}
+_sharing = threading.Lock()
+
+
+def shared_embedder(model: str, cache: Path, graphs: Path | None = None) -> Embedder:
+    """One embedder per model for the process: a long-lived process (the MCP server, the Python API, a
+    resident command) loads it once. One whose file changed on disk since is loaded again."""
+    key = (model, cache, graphs)
+    with _sharing:
+        embedder = _shared.get(key)
+        if embedder is None or not embedder.is_current():
+            embedder = _shared[key] = Embedder(model, cache, graphs)
+        return embedder

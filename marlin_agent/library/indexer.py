@@ -34,7 +34,7 @@ from marlin_agent.errors import (
     ServerNotConfigured,
 )
 from marlin_agent.library.batching import GroupWriter
-from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.embeddings import shared_embedder
 from marlin_agent.library.shards import Shard
 from marlin_agent.library.store import (
     ChunkWrite,
@@ -480,8 +480,8 @@ class WriteLock:
 
 
 def open_library(settings: Settings) -> Library:
-    return Library(settings.db_path, Embedder(settings.library.embed_model, settings.cache_dir / "models",
-                                                  graphs=settings.graphs_dir))
+    return Library(settings.db_path, shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
+                                                     graphs=settings.graphs_dir))
 
 
 async def repair_and_index(inputs: list[str], settings: Settings,

@@ -25,9 +25,9 @@ from pathlib import Path
 
 import numpy as np
 
-from marlin_agent.config import VerifySettings
+from marlin_agent.config import Settings, VerifySettings
 from marlin_agent.errors import MissingDependency, ModelUnavailable
-from marlin_agent.model_store import resolve_model
+from marlin_agent.model_store import file_stamp, resolve_model
 from marlin_agent.onnx_session import open_session, original_length
 
 _CACHE_PAIRS = 4096
@@ -59,6 +59,8 @@ class EntailmentModel:
         self._session = None
         self._lock = threading.Lock()
         self._memo: OrderedDict[tuple[str, str], Entailment] = OrderedDict()
+        self._file: Path | None = None
+        self._stamp: tuple[int, int, int] | None = None
 
     def _load(self):
         with self._lock:
@@ -81,6 +83,7 @@ class EntailmentModel:
                                            hint="Use an NLI model (labels entailment / contradiction / neutral).")
                 self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
                 session = open_session(files[0], self.graphs, what="verification model")
+                self._file, self._stamp = files[0], file_stamp(files[0])
                 self._inputs = {i.name for i in session.get_inputs()}
                 length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
                 tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
@@ -89,6 +92,10 @@ class EntailmentModel:
                 self._tokenizer = tokenizer
                 self._session = session
             return self._session
+
+    def is_current(self) -> bool:
+        """Not loaded yet, or loaded from a file that is still the same on disk."""
+        return self._file is None or file_stamp(self._file) == self._stamp
 
     def _run(self, pair: tuple[str, str]) -> Entailment:
         """One pair alone, at its own length. Alone, because the int8 exports quantise each batch with
@@ -125,12 +132,13 @@ def model_folder(settings: VerifySettings, cache: Path) -> Path:
                          what="verification model", env_var="MARLIN_VERIFY_MODEL")
 
 
-def entailment_model(settings: VerifySettings, cache: Path, graphs: Path | None = None) -> EntailmentModel:
+def entailment_model(settings: Settings) -> EntailmentModel:
     """The configured model, resolved (downloaded once) and kept for the process: it is read-only, and a
-    long-lived process (the MCP server, the Python API) should not load it per question."""
+    long-lived process (the MCP server, the Python API, a resident command) should not load it per
+    question. One whose file changed on disk since is loaded again."""
     with _loading:
-        folder = model_folder(settings, cache)
-        key = str(folder.resolve())
-        if key not in _loaded:
-            _loaded[key] = EntailmentModel(folder, settings.model, graphs=graphs)
+        folder = model_folder(settings.verify, settings.cache_dir)
+        key = f"{folder.resolve()}\0{settings.graphs_dir}"
+        if key not in _loaded or not _loaded[key].is_current():
+            _loaded[key] = EntailmentModel(folder, settings.verify.model, graphs=settings.graphs_dir)
         return _loaded[key]

@@ -31,7 +31,7 @@ class Entailed:
         self.settings = settings
 
     def read(self, texts: SpanTexts) -> list[Evidence]:
-        model = entailment_model(self.settings.verify, self.settings.cache_dir, self.settings.graphs_dir)
+        model = entailment_model(self.settings)
         events, fresh, lines, span = texts.events, texts.fresh, texts.lines, texts.span
         said = spoken if texts.about_speech else str  # for a question about speech, the "events" are lines said
         premises = [said(r["text"]) for r in events] + [r["text"] for r in fresh] + [spoken(r["text"]) for r in lines]
