@@ -1,6 +1,6 @@
 """`python -m marlin_agent`: the same command as `marlin-agent`."""
 
-from marlin_agent.cli.main import app
+from marlin_agent.resident.launch import main
 
 if __name__ == "__main__":
-    app()
+    main()

@@ -83,6 +83,8 @@ def settings(env) -> Settings:
 # Libraries must never reach for a model hub during tests.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+# Every test's CLI runs in its own process, as without a resident; tests/test_resident.py turns it on.
+os.environ.setdefault("MARLIN_RESIDENT", "off")
 
 
 @pytest.fixture(scope="session")

@@ -36,6 +36,12 @@ from marlin_agent.file_names import escaped_strings, has_undecodable
 stderr = Console(stderr=True)
 
 
+def reopen_console() -> None:
+    """Read the terminal and the environment again for ``stderr``: a command forked from the resident
+    process inherits a console that was set up where no terminal was (see ``marlin_agent.resident``)."""
+    stderr.__init__(stderr=True)
+
+
 def say(message: str) -> None:
     """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
     stderr.print(f"[dim]{escape(message)}[/]", highlight=False)

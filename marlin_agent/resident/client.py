@@ -1,0 +1,204 @@
+"""The caller's side: find the resident for this environment, hand it a command, relay signals.
+
+Only the standard library is imported here: this runs before every command.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import socket
+import stat
+import struct
+import sys
+from pathlib import Path
+
+# The commands people and agents call again and again over a library; setup, engines and the MCP
+# server run in their own process as before (they start servers, prompt, or live long themselves).
+FORWARDED = frozenset({"ask", "search", "index", "find", "caption", "describe", "extract"})
+# Shell variables that differ between two prompts of one session and mean nothing to a command.
+_VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "PS1", "PS2", "PROMPT_COMMAND"})
+_HEADER = struct.Struct("!I")
+_SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
+IDLE_SECONDS_DEFAULT = 300.0
+# At most this many residents per user (one per environment); the least recently used leaves first.
+MOST_RESIDENTS = 3
+
+
+def supported() -> bool:
+    return os.name == "posix" and hasattr(socket, "send_fds") and hasattr(os, "fork")
+
+
+def enabled(env: dict[str, str] | os._Environ = os.environ) -> bool:
+    return supported() and env.get("MARLIN_RESIDENT", "auto").strip().lower() not in ("off", "0", "false", "no")
+
+
+def wants(argv: list[str]) -> bool:
+    """Whether this command line is one the resident runs: a library command, not a request for help."""
+    if not argv or argv[0] not in FORWARDED:
+        return False
+    return not any(a in ("--help", "-h") for a in argv[1:])
+
+
+def idle_seconds(env=os.environ) -> float:
+    try:
+        return max(5.0, float(env.get("MARLIN_RESIDENT_IDLE", IDLE_SECONDS_DEFAULT)))
+    except ValueError:
+        return IDLE_SECONDS_DEFAULT
+
+
+def _code_stamp() -> str:
+    """The package's code as installed: every module's name, size and modification time."""
+    root = Path(__file__).resolve().parents[1]
+    digest = hashlib.sha256()
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        with os.scandir(folder) as entries:
+            for entry in sorted(entries, key=lambda e: e.name):
+                if entry.is_dir(follow_symlinks=False) and entry.name != "__pycache__":
+                    pending.append(Path(entry.path))
+                elif entry.name.endswith((".py", ".toml", ".txt", ".md")):
+                    info = entry.stat()
+                    digest.update(f"{entry.path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    return digest.hexdigest()
+
+
+def fingerprint(env=os.environ) -> str:
+    """What a resident must share with its caller: user, interpreter, code, installed packages and
+    environment. A change in any of them is another resident (the old one idles out)."""
+    digest = hashlib.sha256()
+    digest.update(f"{os.getuid()}\0{sys.executable}\0{sys.version}\0{_code_stamp()}\n".encode())
+    for entry in sys.path:
+        try:
+            digest.update(f"{entry}\0{os.stat(entry or '.').st_mtime_ns}\n".encode())
+        except OSError:
+            digest.update(f"{entry}\0-\n".encode())
+    for name in sorted(env):
+        if name not in _VOLATILE:
+            digest.update(f"{name}={env[name]}\n".encode(errors="surrogateescape"))
+    return digest.hexdigest()[:20]
+
+
+def runtime_dir(env=os.environ) -> Path | None:
+    """A folder only this user can enter, for the sockets; None when no safe one can be had."""
+    base = env.get("XDG_RUNTIME_DIR")
+    folder = Path(base) / "marlin-agent" if base and os.path.isdir(base) else \
+        Path(env.get("TMPDIR") or "/tmp") / f"marlin-agent-{os.getuid()}"
+    try:
+        folder.mkdir(mode=0o700, parents=False, exist_ok=True)
+        info = folder.lstat()
+    except OSError:
+        return None
+    # Someone else's folder, or one others can write into, could hold a socket that is not ours.
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        return None
+    return folder
+
+
+def socket_path(folder: Path, key: str) -> Path:
+    return folder / f"{key}.sock"
+
+
+def _send_request(conn: socket.socket, argv: list[str]) -> None:
+    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
+                          "umask": _current_umask()}, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    message = _HEADER.pack(len(request)) + request
+    sent = socket.send_fds(conn, [message], [0, 1, 2])
+    if sent < len(message):
+        conn.sendall(message[sent:])
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def forward(argv: list[str], env=os.environ) -> int | None:
+    """Run ``argv`` in the resident and return its exit status; None when there is no resident to
+    run it (the caller runs the command itself)."""
+    folder = runtime_dir(env)
+    if folder is None:
+        return None
+    path = socket_path(folder, fingerprint(env))
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        conn.connect(str(path))
+        _send_request(conn, [sys.argv[0], *argv])
+    except OSError:
+        conn.close()
+        return None
+    previous = {}
+
+    def relay(signum, _frame) -> None:
+        try:
+            conn.sendall(bytes([signum]))
+        except OSError:
+            pass
+
+    for signum in _SIGNALS:
+        previous[signum] = signal.signal(signum, relay)
+    try:
+        answer = b""
+        while not answer.endswith(b"\n"):
+            try:
+                chunk = conn.recv(64)
+            except InterruptedError:
+                continue
+            if not chunk:
+                break
+            answer += chunk
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        conn.close()
+    try:
+        return int(answer.strip())
+    except ValueError:
+        # The resident went away mid-command (killed, or the machine is out of memory).
+        print("marlin-agent: the resident process ended before the command did; run it again "
+              "(MARLIN_RESIDENT=off runs every command in its own process)", file=sys.stderr)
+        return 1
+
+
+def start_in_background(env=os.environ) -> None:
+    """Start a resident for this environment, detached, unless one is already listening.
+
+    Only on the second library command within the idle time: a one-off command (a script, a test)
+    leaves nothing running behind it."""
+    import subprocess
+    import time
+
+    folder = runtime_dir(env)
+    if folder is None:
+        return
+    key = fingerprint(env)
+    seen = folder / f"{key}.seen"
+    try:
+        recent = time.time() - seen.stat().st_mtime < idle_seconds(env)
+    except OSError:
+        recent = False
+    try:
+        seen.touch()
+    except OSError:
+        return
+    if not recent:
+        return
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(socket_path(folder, key)))
+        return  # one is there already
+    except OSError:
+        pass
+    finally:
+        probe.close()
+    try:
+        root = str(Path(__file__).resolve().parents[1])
+        subprocess.Popen([sys.executable, "-m", "marlin_agent.resident.server", key, root], env=dict(env), cwd="/",
+                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         start_new_session=True, close_fds=True)
+    except OSError:
+        pass  # commands still run, each in its own process

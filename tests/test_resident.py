@@ -1,0 +1,178 @@
+"""The resident process: later library commands run in a warm fork, exactly as they would alone."""
+
+import json
+import os
+import re
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.resident import client
+
+pytestmark = pytest.mark.skipif(not client.supported(), reason="needs fork and descriptor passing")
+
+
+@pytest.fixture(scope="module")
+def clips(make_footage, tmp_path_factory) -> Path:
+    folder = tmp_path_factory.mktemp("resident-clips")
+    for n, (colour, shape) in enumerate([("red", "circle"), ("blue", "square")]):
+        make_footage(f"resident{n}", duration=16, width=160, height=120, fps=4,
+                     events=[{"colour": colour, "shape": shape, "start": 3, "end": 8}]).rename(folder / f"clip{n}.mp4")
+    return folder
+
+
+@pytest.fixture
+def resident_env(tmp_path, offline_models, simulator):
+    """An environment with the resident on, in a socket folder of the test's own; its resident is
+    stopped afterwards."""
+    runtime = tmp_path / "run"
+    runtime.mkdir(mode=0o700)
+    env = {**os.environ, "MARLIN_RESIDENT": "auto", "XDG_RUNTIME_DIR": str(runtime),
+           "MARLIN_HOME": str(tmp_path / "home"), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
+    yield env
+    for log in (runtime / "marlin-agent").glob("*.log"):
+        for pid in re.findall(r"(?:resident|child) (\d+)", log.read_text()):
+            try:
+                os.kill(int(pid), signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+
+
+def _cli(env, *args, **kwargs) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "marlin_agent", *args], env=env, capture_output=True, text=True,
+                          cwd="/", timeout=240, **kwargs)
+
+
+def _folder(env) -> Path:
+    return Path(env["XDG_RUNTIME_DIR"]) / "marlin-agent"
+
+
+def _log(env) -> str:
+    return "".join(p.read_text() for p in _folder(env).glob("*.log"))
+
+
+def _sockets(env) -> set[Path]:
+    return set(_folder(env).glob("*.sock"))
+
+
+def _wait_for_resident(env, before: set[Path], seconds: float = 90) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for path in _sockets(env) - before:
+            probe = socket.socket(socket.AF_UNIX)
+            try:
+                probe.connect(str(path))
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.3)
+    pytest.fail(f"no resident came up; its log: {_log(env)!r}")
+
+
+def _started_resident(env, clips) -> None:
+    before = _sockets(env) if _folder(env).is_dir() else set()
+    assert _cli(env, "index", str(clips), "--no-transcribe", "--json").returncode == 0
+    assert _sockets(env) == before, "a single command must leave nothing running"
+    assert _cli(env, "search", "a red circle", "--json").returncode == 0
+    _wait_for_resident(env, before)
+
+
+def test_from_the_second_command_on_a_resident_runs_commands_with_the_same_output(resident_env, clips):
+    _started_resident(resident_env, clips)
+    alone = _cli({**resident_env, "MARLIN_RESIDENT": "off"}, "search", "a red circle", "--json")
+    served = _cli(resident_env, "search", "a red circle", "--json")
+    assert served.returncode == alone.returncode == 0
+    assert json.loads(served.stdout) == json.loads(alone.stdout)
+    assert re.search(r"search \(child \d+\) exited 0", _log(resident_env))
+
+
+def test_a_failing_command_keeps_its_exit_status_and_error_in_the_resident(resident_env, clips):
+    _started_resident(resident_env, clips)
+    alone = _cli({**resident_env, "MARLIN_RESIDENT": "off"}, "ask", "when", "--in", "/no/such/folder", "--json")
+    served = _cli(resident_env, "ask", "when", "--in", "/no/such/folder", "--json")
+    assert served.returncode == alone.returncode != 0
+    assert json.loads(served.stdout)["error"] == json.loads(alone.stdout)["error"]
+    assert re.search(r"ask \(child \d+\) exited [1-9]", _log(resident_env))
+
+
+def test_footage_indexed_between_two_commands_is_seen_by_the_next(resident_env, clips, make_footage, tmp_path):
+    _started_resident(resident_env, clips)
+    later = tmp_path / "later"
+    later.mkdir()
+    make_footage("resident-late", duration=16, width=160, height=120, fps=4,
+                 events=[{"colour": "yellow", "shape": "triangle", "start": 3, "end": 8}]).rename(later / "late.mp4")
+    assert _cli(resident_env, "index", str(later), "--no-transcribe", "--json").returncode == 0
+    hits = json.loads(_cli(resident_env, "search", "a yellow triangle", "--json").stdout)["results"]
+    assert hits and hits[0]["video"]["title"] == "late"
+
+
+def test_ctrl_c_reaches_the_command_and_a_killed_caller_ends_it(resident_env, clips):
+    _started_resident(resident_env, clips)
+    with MarlinSimulator(latency=60) as slow:
+        env = {**resident_env, "MARLIN_BASE_URL": slow.base_url}
+        _started_resident(env, clips)  # another server is another environment: its own resident
+        for stop, expected in ((signal.SIGINT, 130), (signal.SIGKILL, None)):
+            caller = subprocess.Popen([sys.executable, "-m", "marlin_agent", "caption", str(clips / "clip0.mp4"),
+                                       "--json"], env=env, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            time.sleep(4)
+            assert caller.poll() is None
+            caller.send_signal(stop)
+            assert caller.wait(timeout=30) == (expected if expected is not None else -signal.SIGKILL)
+            caller.communicate()
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and len(re.findall(r"caption \(child \d+\) exited", _log(env))) < 2:
+            time.sleep(0.5)
+        ended = re.findall(r"caption \(child \d+\) exited (\d+)", _log(env))
+        assert len(ended) == 2, _log(env)  # both commands stopped, neither waited out the server
+
+
+def test_a_resident_leaves_when_idle(resident_env, clips):
+    env = {**resident_env, "MARLIN_RESIDENT_IDLE": "5"}
+    _started_resident(env, clips)
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and _sockets(env):
+        time.sleep(1)
+    assert not _sockets(env)
+    assert "leaving: idle" in _log(env)
+
+
+def test_a_resident_belongs_to_one_environment():
+    base = {"MARLIN_HOME": "/a", "PATH": "/usr/bin"}
+    assert client.fingerprint(base) == client.fingerprint({**base, "PWD": "/elsewhere", "SHLVL": "3"})
+    assert client.fingerprint(base) != client.fingerprint({**base, "MARLIN_HOME": "/b"})
+    assert client.fingerprint(base) != client.fingerprint({**base, "HF_HUB_OFFLINE": "1"})
+
+
+def test_a_socket_folder_others_can_write_to_is_never_used(tmp_path):
+    shared = tmp_path / "marlin-agent"
+    shared.mkdir()
+    shared.chmod(0o777)
+    assert client.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) is None
+    shared.chmod(0o700)
+    assert client.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) == shared
+
+
+@pytest.mark.parametrize("argv, forwarded", [
+    (["ask", "when does it rain", "--in", "."], True),
+    (["search", "rain"], True),
+    (["ask", "--help"], False),
+    (["setup"], False),
+    (["mcp"], False),
+    (["engine", "start", "cpu"], False),
+    ([], False),
+])
+def test_only_library_commands_go_to_the_resident(argv, forwarded):
+    assert client.wants(argv) is forwarded
+
+
+def test_the_resident_can_be_turned_off():
+    assert not client.enabled({"MARLIN_RESIDENT": "off"})
+    assert client.enabled({}) is client.supported()
