@@ -53,6 +53,24 @@ def file_stamp(path: Path) -> tuple[int, int, int] | None:
     return info.st_ino, info.st_size, info.st_mtime_ns
 
 
+def download_failure(exc: BaseException) -> str:
+    """Why a download failed, in words (never an exception's class name)."""
+    status = getattr(getattr(exc, "response", None), "status_code", None)
+    if status in (401, 403, 404):
+        return f"the model hub has no public model by that name (HTTP {status})"
+    if status is not None:
+        return f"the model hub answered HTTP {status}"
+    name = type(exc).__name__
+    if name in ("LocalEntryNotFoundError", "OfflineModeIsEnabled") or "offline" in str(exc).lower():
+        return "the model hub cannot be reached (offline, or HF_HUB_OFFLINE is set)"
+    if isinstance(exc, (ConnectionError, TimeoutError)) or "connect" in name.lower() or "timeout" in name.lower():
+        return "the model hub cannot be reached (no connection)"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"the download could not be written ({exc.strerror})"
+    text = str(exc).strip().splitlines()
+    return text[0][:200] if text else "the download failed"
+
+
 def resolve_model(name: str, cache: Path, required: list[str], optional: list[str] = (), *, what: str,
                   env_var: str) -> Path:
     """The folder holding model ``name``: a local folder as it is, else the cached (or just downloaded) copy.
@@ -75,14 +93,14 @@ def resolve_model(name: str, cache: Path, required: list[str], optional: list[st
     def unavailable(why: str) -> ModelUnavailable:
         return ModelUnavailable(
             f"the {what} {name} is not in the cache ({target}) and {why}",
-            hint=f"Connect once (or run `marlin-agent models pull` while connected) to fetch it, or set {env_var} "
+            hint=f"While connected, `marlin-agent models pull` fetches every model at once; or set {env_var} "
                  f"to a local copy of the model folder.")
 
     try:
         snapshot_download(name, local_dir=target, allow_patterns=[*required, *optional],
                           etag_timeout=HUB_TIMEOUT_SECONDS)
     except (HfHubHTTPError, LocalEntryNotFoundError, OSError, ValueError) as exc:
-        raise unavailable(f"could not be downloaded: {type(exc).__name__}") from exc
+        raise unavailable(f"could not be downloaded: {download_failure(exc)}") from exc
     if not is_complete(target, required):
         raise unavailable(f"its hub repository lacks {', '.join(required)}")
     return target

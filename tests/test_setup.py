@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 import tomllib
 from pathlib import Path
@@ -49,6 +50,30 @@ def test_doctor_fails_when_verification_cannot_run_and_says_when_weights_do_not_
     assert checks["verification"]["status"] == "warn"
     assert "uncalibrated" in checks["verification"]["detail"]
     assert "eval presence --fit" in checks["verification"]["fix"]
+
+
+def test_doctor_names_every_missing_model_at_once_and_models_pull_says_what_it_could_not_fetch(home, tmp_path):
+    empty = tmp_path / "no-wordnet"
+    empty.mkdir()
+    env = {**_clean_env(home), "MARLIN_EMBED_MODEL": "some-org/unknown-embedder",
+           "MARLIN_VERIFY_MODEL": "some-org/unknown-nli", "MARLIN_WHISPER_MODEL": "some-org/unknown-whisper",
+           "MARLIN_WORDNET": str(empty), "HF_HUB_OFFLINE": "1"}
+    doctor = invoke(["doctor", "--json"], env)
+    checks = {c["name"]: c for c in document(doctor)["checks"]}
+    assert doctor.exit_code != 0
+    for role in ("embeddings", "verification", "wordnet", "speech"):
+        assert checks[role]["status"] == "fail", checks[role]
+        assert "marlin-agent models pull" in checks[role]["fix"]
+
+    pull = invoke(["models", "pull", "--json"], env)
+    error = document(pull)["error"]
+    assert pull.exit_code != 0 and error["code"] == "model_unavailable"
+    assert "4 of 4 models could not be fetched" in error["message"]
+    for name in ("unknown-embedder", "unknown-nli", "unknown-whisper", "WordNet"):
+        assert name in error["message"]
+    assert "cannot be reached" in error["message"]
+    assert not re.search(r"\b[A-Z][a-z]+(?:[A-Z][a-z]+)+(?:Error|Exception)\b", error["message"] + error["hint"])
+    assert "models pull" not in error["hint"]  # it is the command that just ran
 
 
 def _assert_secret_nowhere(result, home):

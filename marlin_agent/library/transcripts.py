@@ -152,6 +152,16 @@ class Transcriber:
                     raise
         return self._folder
 
+    def local_folder(self) -> Path | None:
+        """The model's folder if it is on this machine already (no download)."""
+        if os.path.isdir(self.model_name):
+            return Path(self.model_name)
+        if self.cache is None:
+            return None
+        from marlin_agent.model_store import local_model
+
+        return local_model(whisper_repository(self.model_name), self.cache, _WHISPER_FILES)
+
     @property
     def label(self) -> str:
         return f"whisper:{Path(self.model_name).name if os.path.isdir(self.model_name) else self.model_name}"

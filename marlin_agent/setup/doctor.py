@@ -230,7 +230,7 @@ def _planner(settings: Settings) -> Check:
         response = httpx.get(planner.base_url.rstrip("/") + "/models", headers={"Authorization": f"Bearer {key}"},
                              timeout=10)
     except httpx.HTTPError as exc:
-        return Check(name="planner", status="fail", detail=f"cannot reach {planner.base_url}: {type(exc).__name__}",
+        return Check(name="planner", status="fail", detail=f"cannot reach {planner.base_url}: {exc or 'no answer'}",
                      fix="Start the planner's server (marlin-agent engine start --role planner --model NAME) or "
                      "fix MARLIN_PLANNER_BASE_URL.")
     if response.status_code in (401, 403):
@@ -241,31 +241,29 @@ def _planner(settings: Settings) -> Check:
                  detail=f"{planner.model} at {planner.base_url} (HTTP {response.status_code})")
 
 
-def _verification(settings: Settings) -> list[Check]:
-    """The entailment model and WordNet that verification reads, found without downloading, and whether
-    the weights in force were fitted for that model."""
-    from marlin_agent.model_store import cached_folder, is_complete
+def _models(settings: Settings) -> list[Check]:
+    """Every small model the configured commands load (Whisper when transcripts are on), found without
+    downloading; all missing ones fail at once, with the one command that fetches them. For the
+    entailment model, whether the weights in force were fitted for it."""
+    from marlin_agent.setup.models import needed_models
     from marlin_agent.verification.calibration import FIT_COMMAND, calibration_for
-    from marlin_agent.verification.wordnet import find_folder
 
-    verify = settings.verify
-    local = Path(verify.model).expanduser()
-    folder = local if local.is_dir() else cached_folder(verify.model, settings.cache_dir / "models")
+    pull = "marlin-agent models pull" + ("" if settings.library.transcribe else " --no-transcribe")
     checks = []
-    if is_complete(folder, ["config.json", "tokenizer.json", "*.onnx"]) or is_complete(folder, ["config.json", "tokenizer.json", verify.model_file]):
-        calibration = calibration_for(settings, folder)
-        status = "ok" if calibration.calibrated else "warn"
-        checks.append(Check(name="verification", status=status, detail=f"{verify.model}: {calibration.describe()}",
-                            fix=None if calibration.calibrated else f"{FIT_COMMAND} on a labelled suite (evals/README.md)"))
-    else:
-        checks.append(Check(name="verification", status="fail", detail=f"the entailment model {verify.model} is not "
-                            f"downloaded ({folder})", fix="marlin-agent models pull (while connected), or set "
-                            "MARLIN_VERIFY_MODEL to a local copy"))
-    wordnet = find_folder(verify.wordnet, settings.cache_dir)
-    checks.append(Check(name="wordnet", status="ok", detail=f"WordNet in {wordnet}") if wordnet else
-                  Check(name="wordnet", status="fail", detail="WordNet (for the lexical signal) is not found",
-                        fix="marlin-agent models pull (while connected), apt install wordnet-base, or set "
-                            "MARLIN_WORDNET to WordNet 3.0's dict folder"))
+    for model in needed_models(settings, speech=settings.library.transcribe):
+        folder = model.local()
+        if folder is None:
+            checks.append(Check(name=model.role, status="fail", detail=f"{model.name} is not on this machine yet",
+                                fix=f"{pull} (while connected fetches every missing model), or set {model.env_var} "
+                                    "to a local copy"))
+        elif model.role == "verification":
+            calibration = calibration_for(settings, folder)
+            checks.append(Check(name=model.role, status="ok" if calibration.calibrated else "warn",
+                                detail=f"{model.name}: {calibration.describe()}",
+                                fix=None if calibration.calibrated else f"{FIT_COMMAND} on a labelled suite "
+                                                                          "(evals/README.md)"))
+        else:
+            checks.append(Check(name=model.role, status="ok", detail=f"{model.name} in {folder}"))
     return checks
 
 
@@ -291,6 +289,6 @@ def run_doctor(settings: Settings | None, config_error: MarlinAgentError | None 
         planner_engine, settings = _planner_engine(settings, start_engine)
         if planner_engine:
             checks.append(planner_engine)
-        checks += [_planner(settings), *_verification(settings), _disk(settings), _index(settings)]
+        checks += [_planner(settings), *_models(settings), _disk(settings), _index(settings)]
     checks += _extras()
     return DoctorReport(ok=all(c.status != "fail" for c in checks), checks=checks)

@@ -24,6 +24,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from marlin_agent.errors import ModelUnavailable
+from marlin_agent.model_store import download_failure
 
 POS = ("n", "v", "a", "r")
 _FILE_POS = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
@@ -85,13 +86,13 @@ def resolve_wordnet(configured: str | None, cache: Path, *, download: bool = Tru
         try:
             return _download(cache / "wordnet")
         except OSError as exc:
-            why = f"could not be downloaded ({exc.__class__.__name__.lower()}: {exc})"
+            why = f"could not be downloaded: {download_failure(exc)}"
     else:
         why = "was not downloaded"
     raise ModelUnavailable(
         f"WordNet (used to tell synonyms from near misses) is not in the cache ({cache / 'wordnet'}) and {why}",
-        hint="Connect once (or run `marlin-agent models pull`), install Debian's wordnet-base "
-             "(apt install wordnet-base), or set MARLIN_WORDNET to a folder with WordNet 3.0's dict files.")
+        hint="While connected, `marlin-agent models pull` fetches every model at once; or install Debian's "
+             "wordnet-base (apt install wordnet-base), or set MARLIN_WORDNET to a folder with WordNet 3.0's dict files.")
 
 
 def _download(target: Path) -> Path:
