@@ -137,3 +137,14 @@ def test_no_module_of_the_package_imports_torch():
     (the CPU engine's server is a script in servers/, run by that environment)."""
     graph = grimp.build_graph("marlin_agent", include_external_packages=True)
     assert "torch" not in graph.modules
+
+
+def test_the_readme_lists_every_error_code_with_its_exit_status():
+    import inspect
+
+    import marlin_agent.errors as errors
+
+    rows = dict(re.findall(r"^\| `([a-z_]+)` \| (\d) \|", (ROOT / "README.md").read_text(), flags=re.MULTILINE))
+    codes = {cls.code: cls.exit_code for _, cls in inspect.getmembers(errors, inspect.isclass)
+             if issubclass(cls, errors.MarlinAgentError) and cls is not errors.MarlinAgentError}
+    assert {code: str(status) for code, status in codes.items()} == {code: rows.get(code) for code in codes}
