@@ -1,6 +1,6 @@
 """How the simulated Marlin answers, given what it saw.
 
-The contract prompts are copied here from MARLIN.md on purpose rather than imported from
+The contract prompts are copied here from Marlin's model card on purpose rather than imported from
 the client: the simulator checks the client, so it must not share the client's copy.
 Quirks reproduced: the ~60 s timeline, an answer for every find (even for events that
 never happen), optional ``<think>`` preambles, and prose for any off-contract prompt.

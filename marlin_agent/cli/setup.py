@@ -47,7 +47,7 @@ def setup_command(
     skip_check: Annotated[bool, typer.Option("--skip-check", help="Store the choice without one test request.")] = False,
     planner: Annotated[Optional[str], typer.Option(
         "--planner", help="With --local: a small chat LLM the engine serves beside Marlin as the planner and "
-        "verification's judge, e.g. Qwen/Qwen2.5-3B-Instruct (not on the CPU engine); none removes one.")] = None,
+        "verification's judge, e.g. Qwen/Qwen2.5-3B-Instruct (the CPU engine serves one too); none removes one.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Choose where Marlin runs (hosted or a local engine), test one request, store the choice."""

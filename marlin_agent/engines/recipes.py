@@ -1,4 +1,4 @@
-"""How each engine is installed and launched: the command lines MARLIN.md gives, in one place.
+"""How each engine is installed and launched: the command lines Marlin's model card gives, in one place.
 
 Every Marlin-specific flag is here for a documented reason:
 - the architecture override makes the engine serve Marlin with its native Qwen3.5 code
