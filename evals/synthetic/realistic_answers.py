@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import hashlib
 import random
+import tempfile
 import threading
+from pathlib import Path
 
 import numpy as np
 
@@ -31,19 +33,25 @@ _INVENT_SHARE = 0.06
 _TRIM_SHARE = 0.15
 
 _model = None
+_vectors: dict[str, np.ndarray] = {}  # the world's wordings recur in every request
 _lock = threading.Lock()
 
 
 def _embed(texts: list[str]) -> np.ndarray:
+    """MiniLM sentence vectors (unit length) from the same ONNX export the library's tests use: a
+    model that reads by meaning, not the verifier's words. Each text is embedded alone, so a text's
+    vector never depends on what it was batched with (int8 exports quantise a batch together)."""
     global _model
     with _lock:
         if _model is None:
-            from sentence_transformers import SentenceTransformer
+            from evals.synthetic.offline_models import minilm_dir
+            from marlin_agent.library.embeddings import Embedder
 
-            from evals.synthetic.offline_models import minilm_sentence_transformers_dir
-
-            _model = SentenceTransformer(str(minilm_sentence_transformers_dir()), device="cpu")
-        return np.asarray(_model.encode(texts, normalize_embeddings=True, show_progress_bar=False))
+            _model = Embedder(str(minilm_dir()), Path(tempfile.gettempdir()))
+        for text in texts:
+            if text not in _vectors:
+                _vectors[text] = _model.embed([text])[0]
+        return np.vstack([_vectors[text] for text in texts])
 
 
 def _rng(*parts: object) -> random.Random:
