@@ -44,9 +44,11 @@ def main(
 @takes_server_flags
 def mcp_command(
     roots: Annotated[Optional[list[Path]], typer.Option("--root", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
-    db: DbOpt = None, *, server: ServerFlags,
+    db: DbOpt = None,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only otherwise).")] = False,
+    *, server: ServerFlags,
 ) -> None:
-    """Serve the tools (ask, search, find, caption, index, extract, list_videos) over MCP on stdio."""
+    """Serve the tools (ask, search, find, caption, index, extract, list_videos, job_status) over MCP on stdio."""
     try:
         from marlin_agent.mcp_server import serve_stdio
     except ImportError as exc:
@@ -58,7 +60,7 @@ def mcp_command(
     except MarlinAgentError as exc:
         stderr.print(f"[bold red]error:[/] {escape(exc.message)}")
         raise typer.Exit(exc.exit_code) from None
-    serve_stdio(settings, [str(r) for r in roots] if roots else None)
+    serve_stdio(settings, [str(r) for r in roots] if roots else None, verbose=verbose)
 
 
 # The order here is the order `--help` lists them in.

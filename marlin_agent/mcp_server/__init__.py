@@ -28,7 +28,7 @@ from marlin_agent.library.store import VideoRecord
 from marlin_agent.marlin import with_client
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
-from marlin_agent.mcp_server.startup import Startup
+from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS, Startup
 from marlin_agent.tools.results import VideoList
 from marlin_agent.version import __version__
 
@@ -105,7 +105,7 @@ class MarlinTools:
         self.settings, self.guard, self.jobs = settings, guard, Jobs()
         self._reporters: dict[str, Reporter] = {}
         self._starting: asyncio.Future | None = None
-        self.startup = Startup()
+        self.startup = Startup(settings)
 
     def start(self, kind: str, run) -> Job:
         """Start ``run(reporter)`` as a job; its progress reaches whichever call is waiting on it."""
@@ -219,8 +219,11 @@ _ADDS = ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent
 _WRITES = ToolAnnotations(read_only_hint=False, destructive_hint=True, idempotent_hint=True, open_world_hint=True)
 
 
-def build_server(settings: Settings, roots: list[str | Path] | None = None) -> MCPServer:
-    """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path."""
+def build_server(settings: Settings, roots: list[str | Path] | None = None, verbose: bool = False,
+                 preload: bool = False) -> MCPServer:
+    """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path;
+    ``verbose`` logs libraries' debug lines on stderr (warnings only otherwise); ``preload`` loads the
+    heavy modules and models shortly after start instead of at the first call."""
     allowed = list(roots or settings.mcp.roots or [Path.cwd()])
     guard = PathGuard(allowed, settings.mcp.allow_urls, settings.mcp.allow_private_urls)
     # Folders walked for the caller are confined too: a link inside a root must not bring in footage from
@@ -228,7 +231,12 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None) -> M
     settings = settings.model_copy(update={"library": settings.library.model_copy(
         update={"confine_to": [str(root) for root in guard.roots], "internal_urls": settings.mcp.allow_private_urls})})
     tools = MarlinTools(settings, guard)
-    server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS)
+    if preload:
+        tools.startup.begin(delay=BEGIN_AFTER_SECONDS)
+    # WARNING, not the SDK's INFO: at INFO every HTTP request (httpx) and every transcription
+    # (faster-whisper) writes a line to the host's log of this server's stderr.
+    server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS,
+                       log_level="DEBUG" if verbose else "WARNING")
 
     @server.tool(annotations=_ADDS)
     async def ask(question: str, paths: list[str], ctx: Context,
@@ -379,5 +387,5 @@ def _checked(check, value):
         raise _tool_error(exc) from None
 
 
-def serve_stdio(settings: Settings, roots: list[str | Path] | None = None) -> None:
-    build_server(settings, roots).run("stdio")
+def serve_stdio(settings: Settings, roots: list[str | Path] | None = None, verbose: bool = False) -> None:
+    build_server(settings, roots, verbose=verbose, preload=True).run("stdio")
