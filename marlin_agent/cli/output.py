@@ -159,12 +159,15 @@ def index_progress(enabled: bool):
                             total=event.overall_total if known else None)
             if not event.video:
                 return
-            if event.video_done >= event.video_total:  # finished, or nothing to do: no bar of its own
+            finished = event.phase == "done" or (event.phase == "captioning" and event.video_done >= event.video_total)
+            if finished:  # (or nothing to do: no bar of its own)
                 if event.video in per_video:
                     progress.remove_task(per_video.pop(event.video))
                 return
             if event.video not in per_video:
                 per_video[event.video] = progress.add_task(f"  {event.video}", total=event.video_total)
-            progress.update(per_video[event.video], completed=event.video_done)
+            # After its chunks, a video's bar says what it waits for: its transcript, or the index writes.
+            phase = "" if event.phase == "captioning" else f" ({event.phase})"
+            progress.update(per_video[event.video], completed=event.video_done, description=f"  {event.video}{phase}")
 
         yield update

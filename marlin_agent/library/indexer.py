@@ -23,8 +23,6 @@ from pydantic import BaseModel, Field
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
-from marlin_agent.file_names import escaped, path_text, text_path
-from marlin_agent.library.health import RepairReport, mend_search_indexes, repair
 from marlin_agent.errors import (
     ChunkFailed,
     DbReadOnly,
@@ -33,8 +31,10 @@ from marlin_agent.errors import (
     MissingDependency,
     ServerNotConfigured,
 )
+from marlin_agent.file_names import escaped, path_text, text_path
 from marlin_agent.library.batching import GroupWriter
 from marlin_agent.library.embeddings import shared_embedder
+from marlin_agent.library.health import RepairReport, mend_search_indexes, repair
 from marlin_agent.library.shards import Shard
 from marlin_agent.library.store import (
     ChunkWrite,
@@ -142,6 +142,9 @@ class IndexProgress:
     overall_done: int
     overall_total: int
     looking: int = 0  # videos still to be probed and compared with the index: the total may grow
+    # What this video is at: captioning (its chunks), then transcribing and writing (its chunks are
+    # all captioned; the transcript and the index writes take the rest), then done.
+    phase: str = "captioning"
 
 
 class Indexer:
@@ -211,10 +214,10 @@ class Indexer:
         self.report.minutes_of_footage = round(self.report.minutes_of_footage, 2)
         return self.report
 
-    def _progress(self, name: str, done: int, total: int) -> None:
+    def _progress(self, name: str, done: int, total: int, phase: str = "captioning") -> None:
         if self.on_progress:
             self.on_progress(IndexProgress(name, done, total, self._overall_done, self._overall_total,
-                                           max(0, self._looking)))
+                                           max(0, self._looking), phase))
 
     def _looked_at(self, name: str, done: int = 0, total: int = 0) -> None:
         """One video fewer whose work is unknown: the run's total is that much closer to final."""
@@ -329,6 +332,8 @@ class Indexer:
         self.report.chunks_captioned += stored - (len(plan) - len(todo))
         self.report.chunks_failed += failed
         if transcript_task is not None:
+            if not transcript_task.done():
+                self._progress(video.path.name, stored + failed, len(plan), "transcribing")
             try:
                 transcript = await transcript_task
             except MarlinAgentError as exc:
@@ -345,6 +350,7 @@ class Indexer:
         # Chunks of an older plan (other boundaries) go once the new plan is complete, not before:
         # until then they still answer for the parts of the video whose new chunks failed.
         if owner:
+            self._progress(video.path.name, stored + failed, len(plan), "writing")
             await self.writer.write(Writes(videos=[record], retired=[] if failed else self._stale(video.content_id, whole)))
         status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
         counter = f"videos_{status}"
@@ -354,6 +360,7 @@ class Indexer:
                 source=str(video.path), code=failures[0].code,
                 reason=f"every chunk failed ({len(failures)}); the first: {failures[0].message}"))
         self.report.videos.append(self._outcome(record, status, len(plan), stored, failed, failures))
+        self._progress(video.path.name, stored + failed, len(plan), "done")
 
     def _share(self, video_id: str, plan: list[Chunk]) -> tuple[bool, list[Chunk]]:
         """Whether this run owns the video (its row and transcript), and the chunks it captions."""
