@@ -16,7 +16,7 @@ FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "-
          "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required"]
 
 PLAY = """async (index) => {
-  const v = document.querySelectorAll('video')[index];
+  const v = document.querySelectorAll('section.moment video')[index];
   if (v.readyState < 1) await new Promise(r => v.addEventListener('loadedmetadata', r, {once: true}));
   if (v.seeking) await new Promise(r => v.addEventListener('seeked', r, {once: true}));
   const opened = v.currentTime;
@@ -59,7 +59,7 @@ def test_a_found_answer_is_a_page_whose_moments_play_from_where_they_start(foota
     assert "file://" not in text  # nothing outside the page: the clip is inline
 
     with opened(target) as page:
-        assert page.locator("video").count() == len(answer["moments"])
+        assert page.locator("section.moment video").count() == len(answer["moments"])
         for index, moment in enumerate(answer["moments"]):
             state = page.evaluate(PLAY, index)
             assert state["error"] is None and state["inline"] and state["duration"] > 0
@@ -77,9 +77,44 @@ def test_a_not_found_answer_says_so_and_keeps_the_rejected_candidates_folded(foo
     assert not answer["found"]
     with opened(target) as page:
         assert "Not found" in page.inner_text("h1 + p")
-        assert page.locator("video").count() == 0
+        assert page.locator("section.moment video").count() == 0
         if answer["rejected"]:
             folded = page.locator("details")
             assert folded.count() == 1 and folded.get_attribute("open") is None
             assert f"{len(answer['rejected'])} candidate" in folded.inner_text()
+        assert page.errors == []
+
+
+CLICKED = """async (selector) => {
+  const mark = document.querySelector(selector);
+  const player = document.getElementById(mark.dataset.player);
+  mark.click();
+  for (let n = 0; n < 50 && (player.readyState < 1 || player.seeking || player.currentTime === 0); n++)
+    await new Promise(r => setTimeout(r, 100));
+  player.pause();
+  return {start: parseFloat(mark.dataset.start), at: player.currentTime, left: parseFloat(mark.style.left)};
+}"""
+
+
+def test_the_timeline_places_moments_candidates_and_speech_and_a_click_plays_from_there(speech_video, library_env,
+                                                                                       tmp_path):
+    target = tmp_path / "timeline.html"
+    result = invoke(["ask", "when does the red circle appear", "--in", str(speech_video), "--html", str(target),
+                     "--json"], library_env)
+    answer = document(result)
+    assert result.exit_code == 0 and answer["found"], result.stdout
+    moment = answer["moments"][0]
+    with opened(target) as page:
+        assert page.locator(".timeline").count() == 1
+        assert page.locator(".mark.found").count() == len(answer["moments"])
+        assert page.locator(".mark.rejected").count() == len(answer["rejected"])
+        assert page.locator(".mark.speech").count() >= 2  # the two spoken sentences
+        found = page.evaluate(CLICKED, ".mark.found")
+        assert found["start"] == pytest.approx(moment["start"], abs=0.01)
+        assert found["at"] == pytest.approx(moment["start"], abs=0.3)  # the player went to the moment
+        assert found["left"] == pytest.approx(100 * moment["start"] / 30, abs=0.5)  # placed on a 30 s bar
+        spoken = page.evaluate(CLICKED, ".mark.speech")
+        assert spoken["at"] == pytest.approx(spoken["start"], abs=0.3)
+        assert "said:" in page.locator(".mark.speech").first.get_attribute("title")
+        assert f"{answer['usage']['seconds']:.1f} s" in page.inner_text("body")  # the same time the command gives
         assert page.errors == []

@@ -197,6 +197,8 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
             await draw_sheet(tools, answer, sheet)
+        # The time is taken before the page is written, so the page and the command say the same.
+        answer = _with_index_usage(answer, report, client, seconds=round(time.monotonic() - t, 3))
         if page is not None:
             await _write_page(tools, answer, page, sheet)
-    return _with_index_usage(answer, report, client, seconds=round(time.monotonic() - t, 3))
+    return answer

@@ -5,6 +5,10 @@ does) as an inline MP4 that opens at the moment itself, its confidence and evide
 contact sheet when there is one, and the rejected candidates folded away with why they
 failed. A clip too large to inline is replaced by the source video, opened at the
 moment through a media fragment (``#t=start,end``).
+
+Above them, a timeline per video: the whole video as a bar, with the moments found, the
+candidates rejected and the lines spoken placed where they happen; clicking one plays the
+source video from there in the player under the bar.
 """
 
 from __future__ import annotations
@@ -13,16 +17,21 @@ import asyncio
 import base64
 import html
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Moment
+from marlin_agent.errors import MarlinAgentError
 from marlin_agent.file_names import text_path
 from marlin_agent.media.clips import DEFAULT_PAD
 from marlin_agent.tools import Toolbox
 
 # Larger clips are not inlined: the page would take long to open, and the source plays as well.
 INLINE_LIMIT_BYTES = 24 * 1024 * 1024
+# A whole source video is inlined for its timeline only when small and in a format browsers play.
+INLINE_SOURCE_BYTES = 8 * 1024 * 1024
+_BROWSER_FORMATS = {".mp4": "video/mp4", ".m4v": "video/mp4", ".mov": "video/mp4", ".webm": "video/webm"}
 
 _STYLE = """
 body{font:15px/1.45 system-ui,sans-serif;max-width:980px;margin:2em auto;padding:0 1em;color:#1d1d1f}
@@ -33,6 +42,12 @@ video{width:100%;max-height:420px;background:#000;border-radius:4px}
 table{border-collapse:collapse;width:100%;font-size:.92em}
 td,th{border-top:1px solid #eee;padding:.3em .5em;text-align:left}
 .meta{color:#666;font-size:.9em} details{margin:1em 0} img{max-width:100%}
+.timeline{margin:1.2em 0} .track{position:relative;height:34px;background:#f1f1f3;border-radius:4px;margin:.3em 0}
+.mark{position:absolute;top:4px;height:18px;min-width:3px;border-radius:3px;cursor:pointer;border:0;padding:0}
+.mark.found{background:#0a7a32} .mark.rejected{background:#c9a227;opacity:.75}
+.mark.speech{top:25px;height:6px;background:#5b6ee1}
+.legend span{margin-right:1em}
+.legend i{display:inline-block;width:.8em;height:.8em;border-radius:2px;margin-right:.3em}
 """
 
 # Each inline clip opens where the moment starts (after the context cut before it).
@@ -87,17 +102,104 @@ def _sheet_html(sheet: Path | None) -> str:
     return f'<h2>Contact sheet</h2><img alt="contact sheet" src="data:image/png;base64,{data}">'
 
 
-def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None) -> str:
-    """The page for ``answer``, with ``clips[i]`` the cut of ``answer.moments[i]`` (None: link the source)."""
+# A click on a timeline mark plays the source video from the mark's start.
+_TIMELINE = """
+for (const mark of document.querySelectorAll('.mark')) {
+  mark.addEventListener('click', () => {
+    const player = document.getElementById(mark.dataset.player);
+    const go = () => { player.currentTime = parseFloat(mark.dataset.start); player.play().catch(() => {}); };
+    if (player.readyState >= 1) { go(); return; }
+    player.addEventListener('loadedmetadata', go, {once: true});
+    player.load();
+  });
+}
+"""
+
+
+@dataclass(frozen=True)
+class VideoTimeline:
+    """What a timeline needs beside the answer: the video's length, and its transcript lines."""
+
+    duration: float
+    speech: list[tuple[float, float, str]]
+
+
+def _mark(kind: str, player: str, start: float, end: float, duration: float, label: str) -> str:
+    left = 100 * max(0.0, min(start, duration)) / duration
+    width = 100 * max(0.0, min(end, duration) - max(0.0, start)) / duration
+    return (f'<button class="mark {kind}" data-player="{player}" data-start="{start:.3f}" '
+            f'style="left:{left:.3f}%;width:{width:.3f}%" title="{_e(label)}" '
+            f'aria-label="{_e(label)}"></button>')
+
+
+def _source(path: str) -> str:
+    """The whole video for a timeline's player: inline when small and browser-playable, else its file."""
+    file = text_path(path)
+    kind = _BROWSER_FORMATS.get(file.suffix.lower())
+    try:
+        small = kind is not None and file.stat().st_size <= INLINE_SOURCE_BYTES
+    except OSError:
+        small = False
+    if small:
+        return f"data:{kind};base64," + base64.b64encode(file.read_bytes()).decode("ascii")
+    return file.resolve().as_uri()
+
+
+def _timeline_html(answer: Answer, timelines: dict[str, VideoTimeline]) -> str:
+    """One bar per video the answer names (moments first, then rejected candidates)."""
+    videos = {m.video.id: m.video for m in [*answer.moments, *answer.rejected]}
+    parts = []
+    for number, (video_id, video) in enumerate(videos.items(), 1):
+        known = timelines.get(video_id)
+        if known is None or known.duration <= 0:
+            continue
+        player = f"player-{number}"
+        marks = [_mark("found", player, m.start, m.end, known.duration,
+                       f"found {clock(m.start)}–{clock(m.end)}, confidence {m.confidence:.2f}")
+                 for m in answer.moments if m.video.id == video_id]
+        marks += [_mark("rejected", player, m.start, m.end, known.duration,
+                        f"rejected {clock(m.start)}–{clock(m.end)}, confidence {m.confidence:.2f}")
+                  for m in answer.rejected if m.video.id == video_id]
+        marks += [_mark("speech", player, start, end, known.duration, f"{clock(start)} said: {text}")
+                  for start, end, text in known.speech]
+        parts.append(f'<div class="timeline"><b>{_e(video.title)}</b> <span class="meta">0:00–{clock(known.duration)}'
+                     f'</span><div class="track">{"".join(marks)}</div>'
+                     f'<video id="{player}" controls preload="metadata" muted src="{_e(_source(video.path))}"></video>'
+                     f'</div>')
+    if not parts:
+        return ""
+    legend = ('<p class="legend meta"><span><i style="background:#0a7a32"></i>found</span>'
+              '<span><i style="background:#c9a227"></i>rejected</span><span><i style="background:#5b6ee1"></i>'
+              'spoken</span> Click a mark to play the video from there.</p>')
+    return f"<h2>Where it happens</h2>{legend}{''.join(parts)}"
+
+
+def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
+              timelines: dict[str, VideoTimeline] | None = None) -> str:
+    """The page for ``answer``, with ``clips[i]`` the cut of ``answer.moments[i]`` (None: link the source)
+    and a timeline for each video in ``timelines`` (by video id)."""
     verdict = (f'<p class="verdict found">Found: {_e(answer.answer)}</p>' if answer.found
                else f'<p class="verdict notfound">Not found. {_e(answer.answer)}</p>')
-    moments = "".join(_moment_html(m, c, n) for n, (m, c) in enumerate(zip(answer.moments, clips), 1))
+    moments = "".join(_moment_html(m, c, n) for n, (m, c) in enumerate(zip(answer.moments, clips, strict=True), 1))
     usage = answer.usage
-    footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s), {usage.seconds:.1f} s. '
+    footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s) · {usage.seconds:.1f} s. '
               f"{_e(answer.incomplete) if answer.incomplete else ''}</p>")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(answer.question)}</title>'
-            f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>{verdict}{moments}"
-            f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}<script>{_SEEK}</script></body></html>")
+            f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>{verdict}"
+            f"{_timeline_html(answer, timelines or {})}{moments}"
+            f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}<script>{_SEEK}{_TIMELINE}</script></body></html>")
+
+
+async def _timelines(tools: Toolbox, answer: Answer) -> dict[str, VideoTimeline]:
+    found = {}
+    for video_id in dict.fromkeys(m.video.id for m in [*answer.moments, *answer.rejected]):
+        try:
+            info = await tools.video_info(video_id)
+            lines = await asyncio.to_thread(tools.library.segments, video_id, "transcript")
+        except MarlinAgentError:
+            continue  # a video gone since: the page goes without its timeline
+        found[video_id] = VideoTimeline(info.duration, [(r["start"], r["end"], r["text"]) for r in lines])
+    return found
 
 
 async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path | None = None) -> Path:
@@ -111,7 +213,7 @@ async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path
             else:
                 made = await tools.clip(moment.video.id, moment.start, moment.end, Path(scratch))
                 clips.append(Path(made.path))
-        page = page_html(answer, clips, sheet)
+        page = page_html(answer, clips, sheet, await _timelines(tools, answer))
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.partial")
         await asyncio.to_thread(partial.write_text, page, "utf-8")
