@@ -1,16 +1,22 @@
-"""Cold start: how long library commands take in a new process, against `marlin-agent --help`.
+"""Start-up: how long short commands take, as ratios to `marlin-agent --help` in the same run.
 
-An indexed folder of three short clips; each command runs in a fresh process (as a user or a
-host agent calls it), three times, and the median counts. `ask` runs against the simulator
-with no added latency and its Marlin time subtracted (the time the simulator spent answering),
-so the figure is the agent's own overhead: imports, models, index checks, verification.
-Targets: `search` and the non-model part of `ask` under 1 s; the ratios to `--help` are what
-compare across machines.
+An indexed folder of three short clips; the simulator answers at once, and `ask` has the time the
+simulator spent answering taken off, so each figure is the agent's own time: imports, models,
+index checks, verification. Measured three ways:
+
+- cold: a fresh process per command with the resident off (what the first command in a shell costs);
+- resident: the same commands once the resident process is up (from the second command on);
+- MCP: starting `marlin-agent mcp` and listing its tools, and a second `ask` on a warm server.
+
+Each figure is the median of three runs. Targets (issue #27): search <= 2x, ask <= 4x, MCP start and
+list <= 2x, a second MCP ask <= 1x.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import socket
 import statistics
 import subprocess
 import sys
@@ -23,6 +29,7 @@ from evals.synthetic.offline_models import minilm_dir, nli_dir
 from evals.synthetic.simulator import MarlinSimulator
 
 RUNS = 3
+QUESTION = "when does the red circle appear"
 
 
 def _clips(folder: Path) -> Path:
@@ -33,12 +40,16 @@ def _clips(folder: Path) -> Path:
     return folder
 
 
+def _cli(args: list[str], env: dict[str, str]) -> None:
+    subprocess.run([sys.executable, "-m", "marlin_agent", *args], env=env, check=True, capture_output=True, cwd="/")
+
+
 def _median_seconds(args: list[str], env: dict[str, str], simulator: MarlinSimulator | None = None) -> float:
     times = []
     for _ in range(RUNS):
         busy_before = simulator.state.busy_seconds if simulator else 0.0
         started = time.perf_counter()
-        subprocess.run([sys.executable, "-m", "marlin_agent", *args], env=env, check=True, capture_output=True)
+        _cli(args, env)
         elapsed = time.perf_counter() - started
         if simulator is not None:
             elapsed -= simulator.state.busy_seconds - busy_before
@@ -46,20 +57,84 @@ def _median_seconds(args: list[str], env: dict[str, str], simulator: MarlinSimul
     return round(statistics.median(times), 3)
 
 
+def _wait_for_resident(runtime: Path, seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        for path in (runtime / "marlin-agent").glob("*.sock"):
+            probe = socket.socket(socket.AF_UNIX)
+            try:
+                probe.connect(str(path))
+                time.sleep(3)  # its first waiting child loads the models
+                return
+            except OSError:
+                pass
+            finally:
+                probe.close()
+        time.sleep(0.5)
+    raise RuntimeError("the resident did not come up")
+
+
+def _mcp(env: dict[str, str], root: Path, simulator: MarlinSimulator) -> dict:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(root)],
+                                   env=env, cwd=str(root))
+
+    async def listing() -> float:
+        started = time.perf_counter()
+        async with Client(params, read_timeout_seconds=240) as client:
+            await client.list_tools()
+            return time.perf_counter() - started
+
+    async def asking() -> list[float]:
+        times = []
+        async with Client(params, read_timeout_seconds=240) as client:
+            for _ in range(RUNS + 1):
+                busy_before = simulator.state.busy_seconds
+                started = time.perf_counter()
+                await client.call_tool("ask", {"question": QUESTION, "paths": ["."]})
+                times.append(time.perf_counter() - started - (simulator.state.busy_seconds - busy_before))
+        return times[1:]  # the first ask loads the models; the figure is the ones after it
+
+    listed = [asyncio.run(listing()) for _ in range(RUNS)]
+    return {"mcp_start_list_s": round(statistics.median(listed), 3),
+            "mcp_second_ask_s": round(statistics.median(asyncio.run(asking())), 3)}
+
+
 def run() -> dict:
     with tempfile.TemporaryDirectory() as scratch, MarlinSimulator(think="none") as simulator:
-        clips = _clips(Path(scratch) / "clips")
-        env = {**os.environ, "MARLIN_HOME": f"{scratch}/home", "MARLIN_BASE_URL": simulator.base_url,
-               "MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(Path(scratch))),
-               "HF_HUB_OFFLINE": "1"}
-        subprocess.run([sys.executable, "-m", "marlin_agent", "index", str(clips), "--no-transcribe", "--json"],
-                       env=env, check=True, capture_output=True)
-        help_s = _median_seconds(["--help"], env)
-        search_s = _median_seconds(["search", "a red circle", "--json"], env)
-        ask_s = _median_seconds(["ask", "when does the red circle appear", "--in", str(clips), "--no-transcribe",
-                                 "--json"], env, simulator)
-    return {"runs": RUNS, "help_s": help_s, "search_s": search_s, "ask_overhead_s": ask_s,
-            "search_x_help": round(search_s / help_s, 2), "ask_overhead_x_help": round(ask_s / help_s, 2)}
+        root = Path(scratch)
+        clips = _clips(root / "clips")
+        runtime = root / "run"
+        runtime.mkdir(mode=0o700)
+        base = {**os.environ, "MARLIN_HOME": f"{scratch}/home", "MARLIN_BASE_URL": simulator.base_url,
+                "MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(root)),
+                "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(runtime)}
+        cold = {**base, "MARLIN_RESIDENT": "off"}
+        resident = {**base, "MARLIN_RESIDENT": "auto"}
+        search = ["search", "a red circle", "--json"]
+        ask = ["ask", QUESTION, "--in", str(clips), "--no-transcribe", "--json"]
+        _cli(["index", str(clips), "--no-transcribe", "--json"], cold)
+        _cli(search, cold)  # the optimised graphs are written once, before anything is timed
+        _cli(ask, cold)
+        help_s = _median_seconds(["--help"], cold)
+        figures = {"runs": RUNS, "help_s": help_s,
+                   "cold_search_s": _median_seconds(search, cold),
+                   "cold_ask_overhead_s": _median_seconds(ask, cold, simulator)}
+        _cli(search, resident)
+        _cli(search, resident)  # the second library command starts the resident
+        _wait_for_resident(runtime)
+        figures["resident_search_s"] = _median_seconds(search, resident)
+        figures["resident_ask_overhead_s"] = _median_seconds(ask, resident, simulator)
+        figures.update(_mcp(cold, clips, simulator))
+        for name in ("cold_search_s", "cold_ask_overhead_s", "resident_search_s", "resident_ask_overhead_s",
+                     "mcp_start_list_s", "mcp_second_ask_s"):
+            figures[name.removesuffix("_s") + "_x_help"] = round(figures[name] / help_s, 2)
+        for log in (runtime / "marlin-agent").glob("*.log"):
+            for line in log.read_text().splitlines():
+                if " ready in " in line:  # stop the resident: the figures are taken
+                    os.kill(int(line.split("resident ")[1].split()[0]), 15)
+    return figures
 
 
 if __name__ == "__main__":
