@@ -35,6 +35,22 @@ def test_meaning_is_closer_than_mere_words(embedder):
     assert float(query @ near) > float(query @ far)
 
 
+def test_a_process_loads_a_model_once_and_again_only_when_its_file_changes(offline_models, tmp_path):
+    import os
+    import shutil
+
+    from marlin_agent.library.embeddings import shared_embedder
+
+    folder = tmp_path / "minilm"
+    shutil.copytree(offline_models["MARLIN_EMBED_MODEL"], folder)
+    first = shared_embedder(str(folder), tmp_path / "cache", tmp_path / "graphs")
+    first.embed(["loaded"])
+    assert shared_embedder(str(folder), tmp_path / "another-cache", tmp_path / "graphs") is first
+    model = folder / "model.onnx"
+    os.utime(model, ns=(model.stat().st_atime_ns, model.stat().st_mtime_ns + 10**9))
+    assert shared_embedder(str(folder), tmp_path / "cache", tmp_path / "graphs") is not first
+
+
 def test_a_folder_without_an_onnx_model_is_refused_with_what_it_needs(tmp_path):
     (tmp_path / "tokenizer.json").write_text("{}")
     with pytest.raises(ModelUnavailable, match="holds no ONNX embedding model") as raised:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -124,16 +125,22 @@ class Embedder:
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
-_shared: dict[tuple[str, Path, Path | None], Embedder] = {}
+_shared: OrderedDict[tuple[str, str, str], Embedder] = OrderedDict()
 _sharing = threading.Lock()
+_KEPT = 4  # models kept loaded per process; a process that meets more (a test run) drops the oldest
 
 
 def shared_embedder(model: str, cache: Path, graphs: Path | None = None) -> Embedder:
     """One embedder per model for the process: a long-lived process (the MCP server, the Python API, a
     resident command) loads it once. One whose file changed on disk since is loaded again."""
-    key = (model, cache, graphs)
+    local = Path(model).expanduser()
+    # A local folder is the same model whichever cache is configured; a hub name is one per cache.
+    key = (str(local.resolve()) if local.is_dir() else model, "" if local.is_dir() else str(cache), str(graphs))
     with _sharing:
         embedder = _shared.get(key)
         if embedder is None or not embedder.is_current():
             embedder = _shared[key] = Embedder(model, cache, graphs)
+        _shared.move_to_end(key)
+        while len(_shared) > _KEPT:
+            _shared.popitem(last=False)
         return embedder

@@ -122,7 +122,8 @@ class EntailmentModel:
         return found
 
 
-_loaded: dict[str, EntailmentModel] = {}
+_loaded: OrderedDict[str, EntailmentModel] = OrderedDict()
+_KEPT = 4
 _loading = threading.Lock()
 
 
@@ -141,4 +142,7 @@ def entailment_model(settings: Settings) -> EntailmentModel:
         key = f"{folder.resolve()}\0{settings.graphs_dir}"
         if key not in _loaded or not _loaded[key].is_current():
             _loaded[key] = EntailmentModel(folder, settings.verify.model, graphs=settings.graphs_dir)
+        _loaded.move_to_end(key)
+        while len(_loaded) > _KEPT:  # a process that meets many configurations (a test run) drops the oldest
+            _loaded.popitem(last=False)
         return _loaded[key]
