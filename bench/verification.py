@@ -28,8 +28,8 @@ from marlin_agent.verification.entailment import EntailmentModel
 def _entailment_alone(model_dir: Path, annotations: dict, rounds: int = 20) -> float:
     """Milliseconds for one candidate's pairs (8 premises against one event), nothing remembered.
 
-    The test model's graph is fixed at 160 tokens a pair, so every pair costs the same; a hub
-    export with dynamic shapes pads only to the longest pair of a batch (about 30 tokens here)."""
+    Each pair runs alone at its own length (about 20-30 tokens here); the test model's export was
+    fixed at 160 tokens a pair until the session freed that length (onnx_session)."""
     entry = next(iter(annotations.values()))
     premises = [f"premise {n}: {q}" for n, q in enumerate(entry["queries"][:8])]
     model = EntailmentModel(model_dir)
