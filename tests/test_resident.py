@@ -3,10 +3,12 @@
 import json
 import os
 import re
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -29,10 +31,9 @@ def clips(make_footage, tmp_path_factory) -> Path:
 
 @pytest.fixture
 def resident_env(tmp_path, offline_models, simulator):
-    """An environment with the resident on, in a socket folder of the test's own; its resident is
-    stopped afterwards."""
-    runtime = tmp_path / "run"
-    runtime.mkdir(mode=0o700)
+    """An environment with the resident on, in a socket folder of the test's own (short: a socket's
+    path has a length limit); its resident is stopped afterwards."""
+    runtime = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
     env = {**os.environ, "MARLIN_RESIDENT": "auto", "XDG_RUNTIME_DIR": str(runtime),
            "MARLIN_HOME": str(tmp_path / "home"), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
     yield env
@@ -42,6 +43,7 @@ def resident_env(tmp_path, offline_models, simulator):
                 os.kill(int(pid), signal.SIGKILL)
             except ProcessLookupError:
                 pass
+    shutil.rmtree(runtime, ignore_errors=True)
 
 
 def _cli(env, *args, **kwargs) -> subprocess.CompletedProcess:
@@ -151,13 +153,25 @@ def test_a_resident_belongs_to_one_environment():
     assert client.fingerprint(base) != client.fingerprint({**base, "HF_HUB_OFFLINE": "1"})
 
 
-def test_a_socket_folder_others_can_write_to_is_never_used(tmp_path):
-    shared = tmp_path / "marlin-agent"
-    shared.mkdir()
-    shared.chmod(0o777)
-    assert client.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) is None
-    shared.chmod(0o700)
-    assert client.runtime_dir({"XDG_RUNTIME_DIR": str(tmp_path)}) == shared
+def test_a_socket_folder_others_can_write_to_is_never_used():
+    base = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
+    try:
+        shared = base / "marlin-agent"
+        shared.mkdir()
+        shared.chmod(0o777)
+        assert client.runtime_dir({"XDG_RUNTIME_DIR": str(base)}) is None
+        shared.chmod(0o700)
+        assert client.runtime_dir({"XDG_RUNTIME_DIR": str(base)}) == shared
+    finally:
+        shutil.rmtree(base)
+
+
+def test_a_runtime_folder_too_deep_for_a_socket_path_gives_way_to_a_short_private_one(tmp_path):
+    deep = tmp_path / ("d" * 90)
+    deep.mkdir()
+    folder = client.runtime_dir({"XDG_RUNTIME_DIR": str(deep)})
+    assert folder == Path("/tmp") / f"marlin-agent-{os.getuid()}"
+    assert len(str(client.socket_path(folder, "k" * 20))) < 100
 
 
 @pytest.mark.parametrize("argv, forwarded", [

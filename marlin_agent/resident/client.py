@@ -82,11 +82,11 @@ def fingerprint(env=os.environ) -> str:
     return digest.hexdigest()[:20]
 
 
-def runtime_dir(env=os.environ) -> Path | None:
-    """A folder only this user can enter, for the sockets; None when no safe one can be had."""
-    base = env.get("XDG_RUNTIME_DIR")
-    folder = Path(base) / "marlin-agent" if base and os.path.isdir(base) else \
-        Path(env.get("TMPDIR") or "/tmp") / f"marlin-agent-{os.getuid()}"
+# A Unix socket's path must fit in sun_path (108 bytes on Linux, 104 on macOS), key and all.
+_SOCKET_PATH_LIMIT = 100
+
+
+def _private(folder: Path) -> Path | None:
     try:
         folder.mkdir(mode=0o700, parents=False, exist_ok=True)
         info = folder.lstat()
@@ -96,6 +96,17 @@ def runtime_dir(env=os.environ) -> Path | None:
     if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
         return None
     return folder
+
+
+def runtime_dir(env=os.environ) -> Path | None:
+    """A folder only this user can enter, for the sockets, short enough for a socket's path; None when
+    no safe one can be had."""
+    base = env.get("XDG_RUNTIME_DIR")
+    preferred = Path(base) / "marlin-agent" if base and os.path.isdir(base) else \
+        Path(env.get("TMPDIR") or "/tmp") / f"marlin-agent-{os.getuid()}"
+    if len(str(preferred)) + 26 > _SOCKET_PATH_LIMIT:  # "/<20 hex>.sock" must fit too
+        preferred = Path("/tmp") / f"marlin-agent-{os.getuid()}"
+    return _private(preferred)
 
 
 def socket_path(folder: Path, key: str) -> Path:

@@ -12,7 +12,7 @@ def main() -> None:
     argv = sys.argv[1:]
     resident = client.enabled() and client.wants(argv)
     if resident:
-        code = client.forward(argv)
+        code = _guarded(client.forward, argv)
         if code is not None:
             sys.exit(code)
     from marlin_agent.cli.main import app
@@ -21,7 +21,15 @@ def main() -> None:
         app()
     except SystemExit as done:
         if resident:
-            client.start_in_background()
+            _guarded(client.start_in_background)
         exit_now(done.code)
     if resident:
-        client.start_in_background()
+        _guarded(client.start_in_background)
+
+
+def _guarded(step, *args):
+    """The resident only ever saves time: whatever goes wrong with it, the command runs here as usual."""
+    try:
+        return step(*args)
+    except Exception:  # noqa: BLE001
+        return None

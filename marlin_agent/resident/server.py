@@ -352,7 +352,13 @@ def main() -> None:
     # The same code as the caller's, or nothing: a different checkout on the path would serve other code.
     if Path(marlin_agent.__file__).resolve().parent != Path(root).resolve():
         return
-    serve(key)
+    me = os.getpid()
+    try:
+        serve(key)
+    except Exception as exc:  # noqa: BLE001 - said in the log; commands run in their own processes meanwhile
+        if os.getpid() != me:
+            raise  # a command's own failure, reported by the command
+        _log(f"stopped: {exc}")
 
 
 if __name__ == "__main__":
