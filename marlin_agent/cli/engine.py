@@ -44,7 +44,7 @@ def install_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
 
 
 @engine_app.command("uninstall")
-def uninstall_command(engine: Annotated[str, typer.Argument(help="vllm, sglang, mlx or cpu.", show_default=False)],
+def uninstall_command(engine: Annotated[str, typer.Argument(metavar="ENGINE", help="vllm, sglang, mlx or cpu.", show_default=False)],
                       as_json: JsonOpt = False) -> None:
     """Stop an engine and delete its environment (several GB); downloaded weights stay in the Hugging Face cache."""
     manager = _manager()

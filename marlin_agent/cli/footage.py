@@ -58,7 +58,7 @@ def _nothing_indexed(report) -> int:
 
 @takes_server_flags
 def index_command(
-    sources: Annotated[Optional[list[str]], typer.Argument(help="Video files, folders (recursive) or URLs.", show_default=False)] = None,
+    sources: Annotated[Optional[list[str]], typer.Argument(metavar="SOURCES...", help="Video files, folders (recursive) or URLs.", show_default=False)] = None,
     recaption: Annotated[bool, typer.Option("--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
     failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
     shard: ShardOpt = None,
@@ -110,8 +110,8 @@ def index_command(
 
 @takes_server_flags
 def search_command(
-    query: Annotated[str, typer.Argument(help="What to look for, in words.", show_default=False)],
-    within: Annotated[Optional[list[str]], typer.Option("--in", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.", show_default=False)],
+    within: Annotated[Optional[list[str]], typer.Option("--in", metavar="SOURCE", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=200, help="How many moments to return.")] = 10,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
@@ -128,8 +128,8 @@ def search_command(
 
 @takes_server_flags
 def ask_command(
-    question: Annotated[str, typer.Argument(help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
-    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
+    question: Annotated[str, typer.Argument(metavar="QUESTION", help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
+    within: Annotated[list[str], typer.Option("--in", metavar="SOURCE", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
     threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
     clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
@@ -152,7 +152,7 @@ def ask_command(
 @takes_server_flags
 def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
-    within: Annotated[list[str], typer.Option("--in", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
+    within: Annotated[list[str], typer.Option("--in", metavar="SOURCE", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
     output: Annotated[Optional[Path], typer.Option("-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
     per: Annotated[Literal["video", "chunk"], typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,

@@ -43,7 +43,7 @@ def main(
 
 @takes_server_flags
 def mcp_command(
-    roots: Annotated[Optional[list[Path]], typer.Option("--root", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
+    roots: Annotated[Optional[list[Path]], typer.Option("--root", metavar="FOLDER", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
     db: DbOpt = None,
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only otherwise).")] = False,
     *, server: ServerFlags,

@@ -55,7 +55,7 @@ TimeoutOpt = Annotated[Optional[float], typer.Option(
 ChunkOpt = Annotated[Optional[float], typer.Option("--chunk-seconds", help="Chunk length; Marlin reads ~60 s at a time.")]
 StartOpt = Annotated[Optional[float], typer.Option("--start", help="Only look from this second on.")]
 EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to this second.")]
-VideoArg = Annotated[Path, typer.Argument(help="A video file.", show_default=False)]
+VideoArg = Annotated[Path, typer.Argument(metavar="VIDEO", help="A video file.", show_default=False)]
 DbOpt = Annotated[Optional[str], typer.Option("--db", help="The index database (default $MARLIN_HOME/index).")]
 NoTranscribeOpt = Annotated[bool, typer.Option("--no-transcribe", help="Skip speech transcription this run.")]
 ShardOpt = Annotated[Optional[str], typer.Option(
