@@ -20,7 +20,7 @@ COMMAND = typer.main.get_command(app)
 PLACEHOLDERS = {"$I/$N": "0/2", "$KEY": "key", '"$KEY"': "key", "$PWD": "/tmp", "…": "x"}
 
 
-def _commands(group: click.Command, path: list[str]):
+def _commands(group, path: list[str]):
     yield path
     for name, sub in getattr(group, "commands", {}).items():
         yield from _commands(sub, [*path, name])
