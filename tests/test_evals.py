@@ -58,6 +58,14 @@ def test_the_best_threshold_is_the_middle_of_the_widest_f1_plateau():
     assert best.f1 == 1.0 and best.threshold == 0.45
 
 
+def test_a_fit_does_not_settle_on_the_edge_of_a_nearly_flat_stretch():
+    """0.84 at 0.71 and 0.839 from 0.53 up: the thresholds are all about as good, so the middle wins."""
+    f1 = [0.5] * 53 + [0.839] * 18 + [0.84] + [0.6] * 29
+    curve = [PresencePoint(threshold=n / 100, precision=1.0, recall=1.0, f1=value) for n, value in enumerate(f1)]
+    assert best_threshold(curve).threshold == 0.71
+    assert best_threshold(curve, tolerance=0.01).threshold == 0.62
+
+
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),
                                           ('{"v": {"duration": 3, "spans": [[0, 1]], "queries": []}}', "bad_annotations")])
 def test_unusable_annotation_files_are_refused_with_the_reason(tmp_path, env, content, code):

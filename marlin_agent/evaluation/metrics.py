@@ -53,17 +53,19 @@ class PresencePoint(BaseModel):
     f1: float
 
 
-def best_threshold(curve: list[PresencePoint]) -> PresencePoint:
+def best_threshold(curve: list[PresencePoint], tolerance: float = 0.0) -> PresencePoint:
     """The threshold with the highest F1; among equals, the middle of the widest plateau.
 
     A plateau of equal F1 means no example sits between its ends; its middle leaves the
-    most margin on both sides for footage the suite did not cover.
+    most margin on both sides for footage the suite did not cover. With ``tolerance``, F1
+    within that much of the best counts as equal: a fit then does not settle on the edge of
+    a nearly flat stretch, where a few examples more or less decide between far-apart thresholds.
     """
     best = max(p.f1 for p in curve)
     runs: list[list[PresencePoint]] = []
-    for point in curve:
-        if point.f1 == best:
-            if runs and runs[-1][-1] is curve[curve.index(point) - 1]:
+    for index, point in enumerate(curve):
+        if point.f1 >= best - tolerance:
+            if runs and runs[-1][-1] is curve[index - 1]:
                 runs[-1].append(point)
             else:
                 runs.append([point])

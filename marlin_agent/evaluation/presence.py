@@ -239,6 +239,10 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
     return questions, negatives
 
 
+# F1 this close to the best counts as the best when a fit picks its threshold (see best_threshold).
+FIT_F1_TOLERANCE = 0.01
+
+
 def fit_weights(rows: list[PresenceResult]) -> Fitted:
     """Verification weights learned from every candidate of a run (right span of a present event = 1)."""
     samples = [(c.features, row.present and c.iou >= MATCH_IOU) for row in rows for c in row.candidates]
@@ -260,7 +264,7 @@ def fit_weights(rows: list[PresenceResult]) -> Fitted:
         return _point(rows, threshold, lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND},
                                                           calibration, c.speech))
 
-    best = best_threshold([curve_point(i / 100) for i in range(101)])
+    best = best_threshold([curve_point(i / 100) for i in range(101)], tolerance=FIT_F1_TOLERANCE)
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fitted(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, separation=separation)
