@@ -35,7 +35,7 @@ def needed_models(settings: Settings, speech: bool) -> list[NeededModel]:
     from marlin_agent.library.transcripts import Transcriber
     from marlin_agent.model_store import local_model
     from marlin_agent.verification.entailment import model_folder
-    from marlin_agent.verification.wordnet import find_folder, resolve_wordnet
+    from marlin_agent.verification.wordnet import resolve_wordnet
 
     cache = settings.cache_dir / "models"
     embedder = Embedder(settings.library.embed_model, cache)
@@ -47,7 +47,8 @@ def needed_models(settings: Settings, speech: bool) -> list[NeededModel]:
                     lambda: local_model(verify.model, cache, ["config.json", "tokenizer.json", verify.model_file])
                     or _local_onnx_folder(verify.model),
                     lambda: model_folder(verify, settings.cache_dir)),
-        NeededModel("wordnet", "WordNet 3.0", "MARLIN_WORDNET", lambda: find_folder(verify.wordnet, settings.cache_dir),
+        NeededModel("wordnet", "WordNet 3.0", "MARLIN_WORDNET",
+                    lambda: _local_wordnet(verify.wordnet, settings.cache_dir),
                     lambda: resolve_wordnet(verify.wordnet, settings.cache_dir)),
     ]
     if speech:
@@ -55,6 +56,16 @@ def needed_models(settings: Settings, speech: bool) -> list[NeededModel]:
         models.append(NeededModel("speech", transcriber.model_name, "MARLIN_WHISPER_MODEL", transcriber.local_folder,
                                   lambda: Path(transcriber.folder())))
     return models
+
+
+def _local_wordnet(configured: str, cache: Path) -> Path | None:
+    """WordNet as verification would find it, without downloading (a configured folder that lacks it is missing)."""
+    from marlin_agent.verification.wordnet import resolve_wordnet
+
+    try:
+        return resolve_wordnet(configured, cache, download=False)
+    except ModelUnavailable:
+        return None
 
 
 def _local_onnx_folder(name: str) -> Path | None:
