@@ -136,6 +136,30 @@ def test_ctrl_c_reaches_the_command_and_a_killed_caller_ends_it(resident_env, cl
         assert len(ended) == 2, _log(env)  # both commands stopped, neither waited out the server
 
 
+def test_an_mcp_server_started_by_a_host_runs_in_the_resident_on_the_hosts_stdio(resident_env, clips):
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    _started_resident(resident_env, clips)
+    params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(clips)],
+                                   env=resident_env, cwd="/")
+
+    async def session():
+        async with Client(params, read_timeout_seconds=120) as host:
+            tools = {tool.name for tool in (await host.list_tools()).tools}
+            found = await host.call_tool("search", {"query": "a blue square", "k": 2})
+            return tools, found.structured_content
+
+    tools, found = asyncio.run(session())
+    assert {"ask", "search", "job_status"} <= tools
+    assert found["results"][0]["video"]["title"] == "clip1"
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline and not re.search(r"mcp \(child \d+\) exited 0", _log(resident_env)):
+        time.sleep(0.5)
+    assert re.search(r"mcp \(child \d+\) exited 0", _log(resident_env))  # it ran there, and ended with the host
+
+
 def test_a_resident_leaves_when_idle(resident_env, clips):
     env = {**resident_env, "MARLIN_RESIDENT_IDLE": "5"}
     _started_resident(env, clips)
@@ -179,7 +203,7 @@ def test_a_runtime_folder_too_deep_for_a_socket_path_gives_way_to_a_short_privat
     (["search", "rain"], True),
     (["ask", "--help"], False),
     (["setup"], False),
-    (["mcp"], False),
+    (["mcp", "--root", "."], True),
     (["engine", "start", "cpu"], False),
     ([], False),
 ])

@@ -28,7 +28,7 @@ PRELOAD = (
     "numpy", "pyarrow", "lancedb", "lancedb.remote.table", "tokenizers", "av", "httpx", "httpcore", "anyio", "h11",
     "ctypes.util", "venv", "typer._click.decorators", "typer._adapters", "marlin_agent.cli.render",
     "marlin_agent.engines.manager", "marlin_agent.verification.signals.meaning",
-    "marlin_agent.verification.signals.similarity",
+    "marlin_agent.verification.signals.similarity", "mcp.server.mcpserver", "marlin_agent.mcp_server",
     "marlin_agent.cli.main", "marlin_agent.app.ask", "marlin_agent.app.search", "marlin_agent.app.describe",
     "marlin_agent.library.indexer", "marlin_agent.library.transcripts", "marlin_agent.planners.pipeline",
     "marlin_agent.verification.verifier", "marlin_agent.verification.signals.lexical", "marlin_agent.extraction.job",
