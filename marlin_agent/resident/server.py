@@ -137,8 +137,12 @@ def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> N
         line_buffered = fd != 0 and os.isatty(fd)
         setattr(sys, name, open(fd, mode, buffering=1 if line_buffered else -1, encoding=old.encoding,
                                 errors=old.errors, closefd=False))
-    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT, signal.SIGPIPE):
-        signal.signal(signum, signal.default_int_handler if signum == signal.SIGINT else signal.SIG_DFL)
+    # The dispositions a fresh Python starts with: Ctrl-C raises KeyboardInterrupt, a closed pipe raises
+    # BrokenPipeError (SIGPIPE ignored), the rest end the process.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGPIPE, signal.SIG_IGN)
+    for signum in (signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT):
+        signal.signal(signum, signal.SIG_DFL)
 
     def relay() -> None:
         """Signals the caller received arrive as bytes; the caller going away ends the command."""
