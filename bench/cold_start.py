@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -28,6 +27,7 @@ from pathlib import Path
 from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video
 from evals.synthetic.offline_models import minilm_dir, nli_dir
 from evals.synthetic.simulator import MarlinSimulator
+from marlin_agent.resident.client import listening
 
 RUNS = 3
 QUESTION = "when does the red circle appear"
@@ -61,16 +61,9 @@ def _median_seconds(args: list[str], env: dict[str, str], simulator: MarlinSimul
 def _wait_for_resident(runtime: Path, seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        for path in (runtime / "marlin-agent").glob("*.sock"):
-            probe = socket.socket(socket.AF_UNIX)
-            try:
-                probe.connect(str(path))
-                time.sleep(3)  # its first waiting child loads the models
-                return
-            except OSError:
-                pass
-            finally:
-                probe.close()
+        if any(listening(path) for path in (runtime / "marlin-agent").glob("*.sock")):
+            time.sleep(3)  # its first waiting child loads the models
+            return
         time.sleep(0.5)
     raise RuntimeError("the resident did not come up")
 

@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -66,15 +65,8 @@ def _sockets(env) -> set[Path]:
 def _wait_for_resident(env, before: set[Path], seconds: float = 90) -> None:
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        for path in _sockets(env) - before:
-            probe = socket.socket(socket.AF_UNIX)
-            try:
-                probe.connect(str(path))
-                return
-            except OSError:
-                pass
-            finally:
-                probe.close()
+        if any(client.listening(path) for path in _sockets(env) - before):
+            return
         time.sleep(0.3)
     pytest.fail(f"no resident came up; its log: {_log(env)!r}")
 

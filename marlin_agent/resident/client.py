@@ -114,6 +114,18 @@ def socket_path(folder: Path, key: str) -> Path:
     return folder / f"{key}.sock"
 
 
+def listening(path: Path) -> bool:
+    """Whether a resident accepts connections at ``path``."""
+    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        probe.connect(str(path))
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+
+
 def _send_request(conn: socket.socket, argv: list[str]) -> None:
     request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
                           "umask": _current_umask()}, ensure_ascii=False).encode("utf-8", "surrogateescape")
@@ -199,14 +211,8 @@ def start_in_background(env=os.environ) -> None:
         return
     if not recent:
         return
-    probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        probe.connect(str(socket_path(folder, key)))
+    if listening(socket_path(folder, key)):
         return  # one is there already
-    except OSError:
-        pass
-    finally:
-        probe.close()
     try:
         root = str(Path(__file__).resolve().parents[1])
         subprocess.Popen([sys.executable, "-m", "marlin_agent.resident.server", key, root], env=dict(env), cwd="/",
