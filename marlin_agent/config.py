@@ -9,6 +9,7 @@ This is the only module that reads the environment.
 from __future__ import annotations
 
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from contextvars import ContextVar
@@ -164,6 +165,32 @@ class McpSettings(BaseModel):
     _split = field_validator("roots", mode="before")(_split_paths)
 
 
+class WatchSettings(BaseModel):
+    """Standing questions (`watch`): how new footage is noticed, recorded, kept and alerted on."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    poll_seconds: float = Field(1.0, gt=0, description="How often a watched folder is listed.")
+    settle_seconds: float = Field(3.0, ge=0, description="A file counts once its size and time have not changed "
+                                  "for this long (a camera or a copy may still be writing it).")
+    recordings: str = Field("", description="Where live streams are recorded; empty: $MARLIN_HOME/watch.")
+    retention_hours: float = Field(24.0, ge=0, description="Recorded segments older than this are deleted once "
+                                   "judged, and forgotten by the index (0: keep every recording).")
+    cooldown_seconds: float = Field(0.0, ge=0, description="After an alert, the same question stays quiet on the "
+                                    "same footage for this long.")
+    join_seconds: float = Field(2.0, ge=0, description="Moments closer than this are one occurrence (an event "
+                                "running across two segments is one alert).")
+    reconnect_max_seconds: float = Field(30.0, gt=0, description="The longest wait between tries to reopen a "
+                                         "dropped stream.")
+    stream_timeout: float = Field(15.0, gt=0, description="Seconds a stream may send nothing before it counts as "
+                                  "dropped.")
+    notify_retries: int = Field(3, ge=0, description="Retries of a failed delivery to an alert target.")
+    notify_timeout: float = Field(10.0, gt=0)
+    # Values for ${NAME} in notify targets, kept in credentials.toml ([watch.secrets]); the environment is
+    # asked next. A secret never has to be typed on a command line (or land in its history).
+    secrets: dict[str, SecretStr] = Field(default_factory=dict)
+
+
 EngineName = Literal["vllm", "sglang", "mlx", "cpu"]
 
 
@@ -208,6 +235,7 @@ class Settings(BaseSettings):
     planner: PlannerSettings = PlannerSettings()
     mcp: McpSettings = McpSettings()
     engine: EngineSettings = EngineSettings()
+    watch: WatchSettings = WatchSettings()
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
@@ -237,6 +265,11 @@ class Settings(BaseSettings):
         return Path(self.library.graph_cache).expanduser() if self.library.graph_cache else self.cache_dir / "onnx"
 
     @property
+    def watch_dir(self) -> Path:
+        """Recorded streams, alert clips and alert logs of standing questions."""
+        return Path(self.watch.recordings).expanduser() if self.watch.recordings else self.home / "watch"
+
+    @property
     def user_config_path(self) -> Path:
         return self.home / "config.toml"
 
@@ -264,6 +297,31 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_MCP_ROOTS": ("mcp", "roots"),
     "MARLIN_ENGINE": ("engine", "default"),
 }
+
+
+_SECRET = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def secret_names(text: str) -> list[str]:
+    """The ``${NAME}`` placeholders in ``text``."""
+    return _SECRET.findall(text)
+
+
+def expand_secrets(text: str, settings: Settings, env: Mapping[str, str] | None = None) -> str:
+    """``text`` with each ``${NAME}`` filled from ``[watch.secrets]`` (credentials.toml), else the
+    environment; a name found in neither is a ConfigError that names it (never sent as it stands)."""
+    env = os.environ if env is None else env
+
+    def value(match: re.Match) -> str:
+        name = match.group(1)
+        if name in settings.watch.secrets:
+            return settings.watch.secrets[name].get_secret_value()
+        if env.get(name):
+            return env[name]
+        raise ConfigError(f"no value for ${{{name}}}",
+                          hint=f"Set it under [watch.secrets] in {settings.credentials_path}, or export {name}.")
+
+    return _SECRET.sub(value, text)
 
 
 def default_home(env: Mapping[str, str]) -> Path:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from marlin_agent.cli import engine, evaluate, footage, models, setup, video
+from marlin_agent.cli import engine, evaluate, footage, models, setup, video, watching
 from marlin_agent.cli.options import (
     CommandApp,
     DbOpt,
@@ -67,7 +67,7 @@ def mcp_command(
 for name, command in (
     ("caption", video.caption_command), ("describe", video.describe_command), ("find", video.find_command),
     ("index", footage.index_command), ("search", footage.search_command), ("ask", footage.ask_command),
-    ("extract", footage.extract_command), ("mcp", mcp_command),
+    ("extract", footage.extract_command), ("watch", watching.watch_command), ("mcp", mcp_command),
     ("setup", setup.setup_command), ("doctor", setup.doctor_command),
 ):
     app.command(name)(command)

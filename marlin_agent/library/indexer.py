@@ -486,6 +486,10 @@ class WriteLock:
             self._handle = None
 
 
+def make_transcriber(settings: Settings) -> Transcriber:
+    return Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models")
+
+
 def open_library(settings: Settings) -> Library:
     return Library(settings.db_path, shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
                                                      graphs=settings.graphs_dir))
@@ -516,13 +520,16 @@ def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
 async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
                        on_progress: Callable[[IndexProgress], None] | None = None,
                        recaption: Recaption | None = None, shard: Shard | None = None,
-                       shard_by: ShardBy = "chunk") -> IndexReport:
+                       shard_by: ShardBy = "chunk", transcriber: Transcriber | None = None) -> IndexReport:
     """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
     ``recaption``, caption again every chunk, or the ones that failed); with ``shard``, only
-    that shard's share, leaving compaction to ``finalize``."""
+    that shard's share, leaving compaction to ``finalize``. A caller that indexes again and again
+    (a watch) passes its own ``transcriber``, so Whisper loads once."""
     library = library or await asyncio.to_thread(open_library, settings)
-    transcriber = Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models") \
-        if settings.library.transcribe else None
+    if not settings.library.transcribe:
+        transcriber = None
+    elif transcriber is None:
+        transcriber = make_transcriber(settings)
     # The embedding model, found or fetched now: with no hub and no copy, say so in seconds rather
     # than after the first Marlin answers. (Whisper's, once a video turns out to need a transcript.)
     await asyncio.to_thread(library.embedder.folder)

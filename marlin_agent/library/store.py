@@ -143,6 +143,16 @@ class ShardRun(BaseModel):
     chunks_failed: int = 0
 
 
+class WatchRow(BaseModel):
+    """One record of a standing question's state; ``record`` is its JSON (marlin_agent/watch owns the shapes)."""
+
+    id: str
+    watch: str
+    kind: str
+    record: str
+    at: str
+
+
 class SearchHit(Record):
     video: VideoRef
     start: float
@@ -272,6 +282,9 @@ class Library:
                 ("id", pa.string()), ("index", pa.int32()), ("count", pa.int32()), ("status", pa.string()),
                 ("host", pa.string()), ("started_at", pa.string()), ("finished_at", pa.string()),
                 ("chunks_planned", pa.int32()), ("chunks_done", pa.int32()), ("chunks_failed", pa.int32()))]),
+            # A standing question's state (marlin_agent/watch): its footage, judgements, alerts and gaps,
+            # each a JSON record, so a restarted watch resumes from the library it writes into.
+            "watch": pa.schema([pa.field(name, pa.string()) for name in ("id", "watch", "kind", "record", "at")]),
         }
 
     def _table(self, name: str):
@@ -516,6 +529,33 @@ class Library:
     def shard_runs(self) -> list[ShardRun]:
         return [ShardRun.model_validate(r) for r in self._rows("shards")]
 
+    # --- standing questions -------------------------------------------------------------
+
+    @storage_errors("writing a watch's state")
+    def put_watch_rows(self, rows: list[WatchRow]) -> None:
+        """Store a watch's records in one write: what lands together is committed together."""
+        with self._lock:
+            self._ensure_meta()
+            self._upsert("watch", [row.model_dump() for row in rows])
+
+    @storage_errors("reading a watch's state")
+    def watch_rows(self, watch: str | None = None, kind: str | None = None) -> list[WatchRow]:
+        clauses = [f"{column} = '{value.replace(chr(39), chr(39) * 2)}'"
+                   for column, value in (("watch", watch), ("kind", kind)) if value is not None]
+        rows = self._rows("watch", " AND ".join(clauses) or None)
+        return sorted((WatchRow.model_validate(r) for r in rows), key=lambda r: (r.at, r.id))
+
+    @storage_errors("forgetting a video")
+    def forget_video(self, video_id: str) -> None:
+        """Remove a video and everything indexed from it (a recording its retention deleted)."""
+        with self._lock:
+            names = self._names()
+            for name, column in (("segments", "video_id"), ("chunks", "video_id"), ("failures", "video_id"),
+                                 ("videos", "id")):
+                if name in names:
+                    self._table(name).delete(f"{column} = '{video_id}'")
+            self._refs.pop(video_id, None)
+
     # --- transcripts --------------------------------------------------------------------
 
     def _segment_rows(self, video_id: str, chunk: str, kind: str, items: list[tuple[float, float, str, str]],
@@ -603,7 +643,7 @@ class Library:
         """Compact small writes, fold new rows into the indexes, and add a vector index once
         exact scans would get slow; call after a big run."""
         with self._lock:
-            for name in ("videos", "chunks", "segments", "failures"):
+            for name in ("videos", "chunks", "segments", "failures", "watch"):
                 if name in self._names():
                     # Every write makes a table version; without pruning, an index grows with each run.
                     self._table(name).optimize(cleanup_older_than=_KEEP_VERSIONS)

@@ -53,7 +53,7 @@ def _inside(path: Path, within: list[Path] | None) -> bool:
     return within is None or any(path == root or path.is_relative_to(root) for root in within)
 
 
-def _walk(folder: Path, skipped: list[SkippedSource], within: list[Path] | None = None) -> list[Path]:
+def walk_videos(folder: Path, skipped: list[SkippedSource], within: list[Path] | None = None) -> list[Path]:
     """Video files below ``folder``, following symlinks without looping; with ``within``, none whose
     real place is outside those folders (each link that leads out is reported, and not followed)."""
     found: list[Path] = []
@@ -124,7 +124,7 @@ def resolve_sources(inputs: list[str], download=None, within: list[Path] | None 
             continue
         path = Path(item).expanduser()
         if path.is_dir():
-            for found in _walk(path, resolved.skipped, within):
+            for found in walk_videos(path, resolved.skipped, within):
                 add(SourceVideo(path=found.absolute()))
         elif path.exists():
             add(SourceVideo(path=path.absolute()))

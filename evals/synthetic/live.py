@@ -1,0 +1,253 @@
+"""Live footage and alert receivers on loopback, for the `watch` tests and bench (test instruments only).
+
+- ``keyframed``: a synthetic video encoded again with a keyframe every second, as cameras send.
+- ``LiveHls``: an HTTP server that publishes a video as a live HLS playlist, a segment at a time
+  in real time (a sliding window, no end marker), and answers 404 once it has "gone offline".
+- ``publish_rtsp``: FFmpeg (the binary imageio-ffmpeg carries) sending a video in real time to an
+  RTSP address, as a camera configured to push does.
+- ``WebhookReceiver``: an HTTP server that records every JSON body POSTed to it (and can fail the
+  first requests, to exercise retries).
+- ``Mosquitto``: Debian's MQTT broker on a free loopback port, with a subscriber that records messages.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import shutil
+import socket
+import subprocess
+import threading
+import time
+from fractions import Fraction
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import av
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def keyframed(video: Path, target: Path, every: float = 1.0) -> Path:
+    """``video`` encoded again (H.264, no sound) with a keyframe every ``every`` seconds."""
+    with av.open(str(video)) as source, av.open(str(target), "w") as sink:
+        picture = source.streams.video[0]
+        rate = Fraction(picture.average_rate or 10).limit_denominator(1001)
+        out = sink.add_stream("libx264", rate=rate)
+        out.width, out.height, out.pix_fmt = picture.width, picture.height, "yuv420p"
+        gop = max(1, round(float(rate) * every))
+        out.options = {"preset": "ultrafast", "g": str(gop), "keyint_min": str(gop), "sc_threshold": "0",
+                       "bf": "0"}
+        for n, frame in enumerate(source.decode(picture)):
+            frame.pts, frame.time_base = n, 1 / rate
+            for packet in out.encode(frame):
+                sink.mux(packet)
+        for packet in out.encode():
+            sink.mux(packet)
+    return target
+
+
+def hls_segments(video: Path, folder: Path, seconds: float = 1.0) -> list[tuple[str, float]]:
+    """``video`` (keyframed) cut into MPEG-TS segments of ``seconds`` in ``folder``: (name, duration) each."""
+    folder.mkdir(parents=True, exist_ok=True)
+    playlist = folder / "vod.m3u8"
+    with av.open(str(video)) as source, av.open(str(playlist), "w", format="hls",
+                                                options={"hls_time": str(seconds), "hls_list_size": "0",
+                                                         "hls_segment_filename": str(folder / "seg%05d.ts")}) as sink:
+        picture = source.streams.video[0]
+        out = sink.add_stream_from_template(picture)
+        for packet in source.demux(picture):
+            if packet.dts is None:
+                continue
+            packet.stream = out
+            sink.mux(packet)
+    segments, duration = [], None
+    for line in playlist.read_text().splitlines():
+        if line.startswith("#EXTINF:"):
+            duration = float(line.split(":", 1)[1].rstrip(","))
+        elif line and not line.startswith("#"):
+            segments.append((line, duration or seconds))
+    return segments
+
+
+class LiveHls:
+    """Publishes ``segments`` as a live playlist at ``url``: segment n appears once its time has come."""
+
+    def __init__(self, folder: Path, segments: list[tuple[str, float]], window: int = 4) -> None:
+        self.folder, self.segments, self.window = folder, segments, window
+        self.started = None
+        self.offline = False
+        self.requests: list[str] = []
+        handler = self._handler()
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/live.m3u8"
+
+    def _available(self) -> int:
+        elapsed = time.monotonic() - self.started
+        total, count = 0.0, 0
+        for _, duration in self.segments:
+            total += duration
+            if total > elapsed + 1e-6:
+                break
+            count += 1
+        return count
+
+    def playlist(self) -> str:
+        count = self._available()
+        first = max(0, count - self.window)
+        target = math.ceil(max(d for _, d in self.segments))
+        lines = ["#EXTM3U", "#EXT-X-VERSION:3", f"#EXT-X-TARGETDURATION:{target}", f"#EXT-X-MEDIA-SEQUENCE:{first}"]
+        for name, duration in self.segments[first:count]:
+            lines += [f"#EXTINF:{duration:.3f},", name]
+        return "\n".join(lines) + "\n"
+
+    @property
+    def finished(self) -> bool:
+        return self._available() >= len(self.segments)
+
+    def _handler(self):
+        live = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_GET(self) -> None:
+                live.requests.append(self.path)
+                if live.offline or live.started is None:
+                    self.send_error(404)
+                    return
+                if self.path.startswith("/live.m3u8"):
+                    body, kind = live.playlist().encode(), "application/vnd.apple.mpegurl"
+                else:
+                    path = live.folder / Path(self.path.lstrip("/")).name
+                    if not path.is_file():
+                        self.send_error(404)
+                        return
+                    body, kind = path.read_bytes(), "video/mp2t"
+                self.send_response(200)
+                self.send_header("Content-Type", kind)
+                self.send_header("Content-Length", str(len(body)))
+                self.end_headers()
+                self.wfile.write(body)
+
+        return Handler
+
+    def __enter__(self) -> LiveHls:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def go_live(self) -> None:
+        self.started = time.monotonic()
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def ffmpeg() -> str:
+    import imageio_ffmpeg
+
+    return imageio_ffmpeg.get_ffmpeg_exe()
+
+
+def publish_rtsp(video: Path, url: str) -> subprocess.Popen:
+    """FFmpeg sending ``video`` at its own pace to ``url`` over RTSP/TCP; it retries nothing."""
+    return subprocess.Popen([ffmpeg(), "-hide_banner", "-loglevel", "error", "-re", "-i", str(video), "-c", "copy",
+                             "-f", "rtsp", "-rtsp_transport", "tcp", url],
+                            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+
+
+class WebhookReceiver:
+    """Records the JSON bodies POSTed to ``url`` (with their headers); ``fail_first`` requests get a 503."""
+
+    def __init__(self, fail_first: int = 0) -> None:
+        self.bodies: list[dict] = []
+        self.headers: list[dict] = []
+        self.paths: list[str] = []
+        self.failures_left = fail_first
+        receiver = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if receiver.failures_left > 0:
+                    receiver.failures_left -= 1
+                    self.send_error(503)
+                    return
+                receiver.bodies.append(json.loads(body))
+                receiver.paths.append(self.path)
+                receiver.headers.append(dict(self.headers))
+                self.send_response(204)
+                self.end_headers()
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
+
+    def __enter__(self) -> WebhookReceiver:
+        threading.Thread(target=self.httpd.serve_forever, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()
+
+
+def mosquitto_binary() -> str | None:
+    return shutil.which("mosquitto") or next((p for p in ("/usr/sbin/mosquitto",) if Path(p).exists()), None)
+
+
+class Mosquitto:
+    """Debian's mosquitto on a loopback port (anonymous, no persistence), and a subscriber to ``topic``."""
+
+    def __init__(self, folder: Path, topic: str = "#") -> None:
+        self.port = free_port()
+        self.topic = topic
+        self.messages: list[tuple[str, dict, int, bool]] = []  # topic, payload, QoS, retained
+        self.config = folder / "mosquitto.conf"
+        self.config.write_text(f"listener {self.port} 127.0.0.1\nallow_anonymous true\npersistence false\n")
+        self.process = None
+        self.client = None
+
+    def __enter__(self) -> Mosquitto:
+        import paho.mqtt.client as mqtt
+
+        binary = mosquitto_binary()
+        if binary is None:
+            raise RuntimeError("mosquitto is not installed (apt-get install mosquitto)")
+        self.process = subprocess.Popen([binary, "-c", str(self.config)], stdout=subprocess.DEVNULL,
+                                        stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", self.port), timeout=0.5).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.05)
+        subscribed = threading.Event()
+        self.client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id="marlin-test-subscriber")
+        self.client.on_connect = lambda client, *_: client.subscribe(self.topic, qos=1)
+        self.client.on_subscribe = lambda *_: subscribed.set()
+        self.client.on_message = lambda client, userdata, message: self.messages.append(
+            (message.topic, json.loads(message.payload), message.qos, bool(message.retain)))
+        self.client.connect("127.0.0.1", self.port)
+        self.client.loop_start()
+        subscribed.wait(10)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        if self.client is not None:
+            self.client.loop_stop()
+            self.client.disconnect()
+        if self.process is not None:
+            self.process.terminate()
+            self.process.wait(10)

@@ -1,0 +1,193 @@
+"""Where alerts go: webhooks, MQTT, a command, and always a JSON Lines log.
+
+A target is written as the user typed it (``--notify``); secrets appear in it only as ``${NAME}``,
+filled at the moment of sending from credentials.toml's ``[watch.secrets]`` or the environment
+(``config.expand_secrets``), so they never sit in a shell's history, a log or the watch's state.
+
+- ``https://…`` / ``http://…``: the alert as a JSON POST. ``#inline`` at the end adds the thumbnail
+  and the clip as base64 (``thumbnail_base64``, ``clip_base64``) for receivers that cannot read
+  this machine's files.
+- ``mqtt://[USER[:${SECRET}]@]HOST[:PORT]/TOPIC`` (``mqtts://`` for TLS): the alert as a JSON
+  payload, QoS 1, not retained: what home-automation setups subscribe to.
+- ``cmd:PROGRAM ARGS…``: the program run with the alert as JSON on its standard input.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import shlex
+import subprocess
+import time
+import urllib.parse
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Protocol
+
+from marlin_agent.config import Settings, expand_secrets, secret_names
+from marlin_agent.errors import ConfigError, MissingDependency
+
+_INLINE_LIMIT = 25 * 1024 * 1024  # a clip bigger than this goes by path only
+
+
+class DeliveryFailed(Exception):
+    pass
+
+
+class Target(Protocol):
+    text: str
+
+    def send(self, document: dict) -> None: ...
+
+
+def _inline(document: dict) -> dict:
+    """The alert with its thumbnail and clip carried in it, for receivers on other machines."""
+    document = dict(document)
+    for key, mime in (("thumbnail", "image/jpeg"), ("clip", "video/mp4")):
+        path = document.get(key)
+        if path and Path(path).is_file() and Path(path).stat().st_size <= _INLINE_LIMIT:
+            document[f"{key}_base64"] = base64.b64encode(Path(path).read_bytes()).decode("ascii")
+            document[f"{key}_type"] = mime
+    return document
+
+
+@dataclass
+class Webhook:
+    text: str
+    settings: Settings
+
+    def send(self, document: dict) -> None:
+        import httpx
+
+        address, _, fragment = self.text.partition("#")
+        if fragment == "inline":
+            document = _inline(document)
+        try:
+            response = httpx.post(expand_secrets(address, self.settings), json=document,
+                                  timeout=self.settings.watch.notify_timeout,
+                                  headers={"User-Agent": "marlin-agent-watch"})
+        except httpx.HTTPError as exc:
+            raise DeliveryFailed(f"{type(exc).__name__}: {exc}") from None
+        if response.status_code >= 300:
+            raise DeliveryFailed(f"HTTP {response.status_code}")
+
+
+@dataclass
+class Mqtt:
+    text: str
+    settings: Settings
+    host: str
+    port: int
+    topic: str
+    username: str | None
+    password: str | None
+    tls: bool
+
+    @classmethod
+    def parse(cls, text: str, settings: Settings) -> Mqtt:
+        parts = urllib.parse.urlsplit(text)
+        topic = urllib.parse.unquote(parts.path.lstrip("/"))
+        if not parts.hostname or not topic:
+            raise ConfigError(f"an MQTT target needs a host and a topic: {text}",
+                              hint="Write it as mqtt://HOST[:PORT]/TOPIC, e.g. mqtt://127.0.0.1/marlin/alerts.")
+        if any(wild in topic for wild in "+#"):
+            raise ConfigError(f"an alert is published to one topic, without wildcards: {topic}")
+        raw_password = parts.password
+        if raw_password and not secret_names(urllib.parse.unquote(raw_password)):
+            raise ConfigError("an MQTT password was written on the command line",
+                              hint="Put it in credentials.toml under [watch.secrets] (or the environment) and "
+                                   "write mqtt://USER:${NAME}@HOST/TOPIC instead.")
+        tls = parts.scheme == "mqtts"
+        return cls(text=text, settings=settings, host=parts.hostname, port=parts.port or (8883 if tls else 1883),
+                   topic=topic, username=urllib.parse.unquote(parts.username) if parts.username else None,
+                   password=urllib.parse.unquote(raw_password) if raw_password else None, tls=tls)
+
+    def send(self, document: dict) -> None:
+        try:
+            import paho.mqtt.client as mqtt
+        except ImportError as exc:
+            raise MissingDependency("MQTT alerts", "watch") from exc
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"marlin-agent-{document.get('id', '')}")
+        if self.username:
+            password = expand_secrets(self.password, self.settings) if self.password else None
+            client.username_pw_set(self.username, password)
+        if self.tls:
+            client.tls_set()
+        client.connect_timeout = self.settings.watch.notify_timeout
+        try:
+            client.connect(self.host, self.port, keepalive=30)
+        except OSError as exc:
+            raise DeliveryFailed(f"could not reach the broker {self.host}:{self.port}: {exc}") from None
+        client.loop_start()
+        try:
+            sent = client.publish(self.topic, json.dumps(document), qos=1, retain=False)
+            sent.wait_for_publish(self.settings.watch.notify_timeout)
+            if not sent.is_published():
+                raise DeliveryFailed(f"the broker {self.host}:{self.port} did not acknowledge the alert")
+        except (RuntimeError, ValueError) as exc:
+            raise DeliveryFailed(str(exc)) from None
+        finally:
+            client.disconnect()
+            client.loop_stop()
+
+
+@dataclass
+class Command:
+    text: str
+    settings: Settings
+    argv: list[str]
+
+    def send(self, document: dict) -> None:
+        argv = [expand_secrets(arg, self.settings) for arg in self.argv]
+        try:
+            done = subprocess.run(argv, input=json.dumps(document).encode(), capture_output=True,
+                                  timeout=self.settings.watch.notify_timeout * 3)
+        except (OSError, subprocess.TimeoutExpired) as exc:
+            raise DeliveryFailed(str(exc)) from None
+        if done.returncode != 0:
+            tail = done.stderr.decode(errors="replace").strip().splitlines()[-1:] or [""]
+            raise DeliveryFailed(f"exit status {done.returncode}: {tail[0][:200]}")
+
+
+def parse_target(text: str, settings: Settings) -> Target:
+    """A notify target from its text; every ``${NAME}`` in it must have a value already (checked at
+    start, so a watch never runs for hours to fail on its first alert)."""
+    for name in secret_names(text):
+        expand_secrets("${" + name + "}", settings)
+    if text.startswith(("http://", "https://")):
+        return Webhook(text, settings)
+    if text.startswith(("mqtt://", "mqtts://")):
+        return Mqtt.parse(text, settings)
+    if text.startswith("cmd:"):
+        argv = shlex.split(text[4:])
+        if not argv:
+            raise ConfigError("cmd: names no program", hint="Write it as cmd:PROGRAM ARGS, e.g. cmd:./on-alert.sh")
+        return Command(text, settings, argv)
+    raise ConfigError(f"unknown notify target: {text}",
+                      hint="Use https://… (a JSON POST), mqtt://HOST/TOPIC, or cmd:PROGRAM.")
+
+
+def deliver(target: Target, document: dict, retries: int, pause: float = 1.0) -> str | None:
+    """Send with retries (waits of 1, 2, 4… s); None when it arrived, else the last failure."""
+    failure = None
+    for attempt in range(retries + 1):
+        try:
+            target.send(document)
+            return None
+        except DeliveryFailed as exc:
+            failure = str(exc)
+        if attempt < retries:
+            time.sleep(pause * 2 ** attempt)
+    return failure
+
+
+class AlertLog:
+    """The JSON Lines file every alert is appended to, whatever else is notified."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        path.parent.mkdir(parents=True, exist_ok=True)
+
+    def append(self, document: dict) -> None:
+        with self.path.open("a", encoding="utf-8") as log:
+            log.write(json.dumps(document) + "\n")

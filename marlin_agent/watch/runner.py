@@ -1,0 +1,370 @@
+"""A standing question over footage that keeps coming: notice it, index it, judge it, alert once.
+
+``Watcher.run`` is an async generator of what happens (alerts and gaps). Inside it:
+
+- each source announces new footage: a folder's settled files (``folder``), a stream's closed
+  segments (``stream``, recorded in a thread); every piece is written to the library's watch state
+  the moment it is noticed, with the questions standing then;
+- one worker takes the pieces in order, indexes each (``library.indexer``) and asks every standing
+  question over it exactly as ``ask`` does (same planner, same verification, same threshold);
+- found moments become occurrences (``occurrences``: joined across segments, quiet in a cooldown);
+  a new occurrence is an alert, stored with the piece's judgement in one write, appended to the
+  alert log and delivered to each target in the background (``notify``).
+
+A server or store that fails is waited out (the piece stays pending and is tried again); footage
+that cannot be read is marked failed with why. Recordings past their retention are deleted once
+judged, and leave the index. Stopping finishes the piece in hand; the rest waits for the next start.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections import deque
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+
+from marlin_agent.config import Settings
+from marlin_agent.errors import ConfigError, InputError, MarlinAgentError, NoVideosFound, VideoUnreadable
+from marlin_agent.watch.folder import FolderSource
+from marlin_agent.watch.notify import AlertLog, Target, deliver, parse_target
+from marlin_agent.watch.occurrences import decide, extended, opened
+from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, short_hash, stamp
+from marlin_agent.watch.state import WatchState
+from marlin_agent.watch.stream import Outage, Segment, StreamRecorder, is_stream, readable_seconds, wall_start_of
+
+Event = Alert | Gap
+_RETRY_MAX = 60.0  # the longest wait before a piece is tried again after a server or store failure
+_OPTIMIZE_EVERY = 50  # judged pieces between compactions of the library (each piece adds table versions)
+
+
+def _transient(exc: MarlinAgentError) -> bool:
+    """Whether trying the same footage later can succeed: a server or store problem, not the footage's."""
+    return not isinstance(exc, InputError)
+
+
+class Watcher:
+    def __init__(self, sources: list[str], questions: list[str], settings: Settings, notify: list[str] = (),
+                 backlog: bool = False, say: Callable[[str], None] = lambda message: None,
+                 clock: Callable[[], float] = time.time) -> None:
+        questions = list(dict.fromkeys(q.strip() for q in questions if q and q.strip()))
+        if not questions:
+            raise ConfigError("a watch needs at least one question", hint='Add --ask "when is a parcel delivered".')
+        if not sources:
+            raise ConfigError("a watch needs a folder or a stream to follow")
+        self.settings, self.say, self.clock, self.backlog = settings, say, clock, backlog
+        self.questions = questions
+        self.spec = WatchSpec.of([s if is_stream(s) else str(Path(s).expanduser().resolve()) for s in sources])
+        for source in self.spec.sources:
+            if not is_stream(source) and not Path(source).is_dir():
+                raise (VideoUnreadable if Path(source).exists() else NoVideosFound)(
+                    f"{source} is not a folder", hint="watch follows folders and live streams; "
+                    "ask about a single file with `marlin-agent ask`.")
+        self.targets: list[Target] = [parse_target(t, settings) for t in dict.fromkeys(notify)]
+        self.home = settings.watch_dir / self.spec.id
+        self.log = AlertLog(self.home / "alerts.jsonl")
+        self.gaps = AlertLog(self.home / "gaps.jsonl")
+        self._todo: asyncio.Queue[Footage] = asyncio.Queue()
+        self._events: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._occurrences: dict[tuple[str, str], Occurrence] = {}
+        self._alert_ids: set[str] = set()
+        self._recordings: deque[tuple[float, str, str]] = deque()  # (wall end, path, video id), oldest first
+        self._deliveries: set[asyncio.Task] = set()
+        self._recorders: list[tuple[StreamRecorder, asyncio.Future]] = []
+        self._arrivals: list = []  # footage a recorder's thread handed over, still being noted down
+        self._judged = 0
+
+    # --- start --------------------------------------------------------------------------
+
+    async def _open(self) -> None:
+        from marlin_agent.library.indexer import make_transcriber, open_library
+        from marlin_agent.marlin.client import MarlinClient
+        from marlin_agent.verification.entailment import entailment_model
+        from marlin_agent.verification.wordnet import open_wordnet
+
+        # The verification models first: without them nothing can be judged, and that should fail now.
+        await asyncio.to_thread(entailment_model, self.settings)
+        await asyncio.to_thread(open_wordnet, self.settings.verify.wordnet, self.settings.cache_dir)
+        self.library = await asyncio.to_thread(open_library, self.settings)
+        await asyncio.to_thread(self.library.embedder.folder)
+        self.transcriber = make_transcriber(self.settings) if self.settings.library.transcribe else None
+        self.client = MarlinClient(self.settings.server)
+        self.state = WatchState(self.library, self.spec, self.home / "deliveries.jsonl")
+
+    async def _resume(self) -> dict[str, set[str]]:
+        """Earlier runs' pending footage queued, their undelivered alerts sent; the keys each source knows."""
+        loaded = await asyncio.to_thread(self.state.load)
+        await asyncio.to_thread(self.state.started, self.questions)
+        self._occurrences = {(o.question, o.timeline): o for o in loaded.occurrences}
+        self._alert_ids = {a.id for a in loaded.alerts}
+        known: dict[str, set[str]] = {source: set(keys) for source, keys in loaded.baselines.items()}
+        for footage in sorted(loaded.footage, key=lambda f: f.found_at):
+            known.setdefault(footage.source, set()).add(footage.key)
+            if footage.status == "pending":
+                self._todo.put_nowait(footage)
+            elif footage.kind == "segment" and footage.video_id and Path(footage.path).exists():
+                self._recordings.append((footage.origin + (footage.duration or 0), footage.path, footage.video_id))
+        for alert in loaded.alerts:
+            if alert.pending():
+                self._deliver(alert)
+        pending = self._todo.qsize()
+        if pending:
+            self.say(f"resuming: {pending} piece(s) of footage noticed before and not judged yet")
+        return known
+
+    # --- sources ------------------------------------------------------------------------
+
+    async def _found(self, footage: Footage) -> None:
+        await asyncio.to_thread(self.state.found, footage)
+        await self._todo.put(footage)
+
+    async def _folder(self, folder: str, known: set[str], first_run: bool) -> FolderSource:
+        """The folder's source, knowing every file an earlier run noted (and on a first run, every file
+        there now, unless the backlog is to be judged): those are not new."""
+        source = FolderSource(Path(folder), self.settings.watch.settle_seconds, known)
+        if first_run:
+            baseline = [] if self.backlog else await asyncio.to_thread(source.current_keys)
+            source.known.update(baseline)
+            await asyncio.to_thread(self.state.set_baseline, folder, baseline)
+            if baseline:
+                self.say(f"{folder}: {len(baseline)} file(s) already there are not new (--backlog judges them)")
+        return source
+
+    async def _follow_folder(self, source: FolderSource) -> None:
+        while True:
+            for path, key in await asyncio.to_thread(source.scan):
+                await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
+                                          timeline=key, origin=0.0, wall_start=None, questions=self.questions))
+            await asyncio.sleep(self.settings.watch.poll_seconds)
+
+    def _segment_footage(self, url: str, segment: Segment) -> Footage:
+        return Footage(key=segment.path.name, source=url, path=str(segment.path), kind="segment", timeline=url,
+                       origin=segment.wall_start, wall_start=segment.wall_start, duration=segment.duration,
+                       questions=self.questions)
+
+    async def _follow_stream(self, url: str, known: set[str]) -> None:
+        loop = asyncio.get_running_loop()
+        folder = self.home / "recordings" / short_hash(url)
+        last_end = None
+        recorder = StreamRecorder(
+            url, folder, self.settings.media.chunk_seconds, timeout=self.settings.watch.stream_timeout,
+            reconnect_max=self.settings.watch.reconnect_max_seconds,
+            on_segment=lambda s: self._from_thread(self._found(self._segment_footage(url, s)), loop),
+            on_outage=lambda o: self._from_thread(self._gap(url, o), loop),
+            on_error=lambda message: loop.call_soon_threadsafe(self.say, message), clock=self.clock)
+        # Segments closed (or left half-written) by an earlier run that it did not get to note down.
+        for segment in await asyncio.to_thread(recorder.recover):
+            if segment.path.name not in known:
+                await self._found(self._segment_footage(url, segment))
+        for path in await asyncio.to_thread(recorder.segments):
+            wall = wall_start_of(path)
+            if path.name not in known and wall is not None:
+                duration = await asyncio.to_thread(readable_seconds, path)
+                await self._found(self._segment_footage(url, Segment(path, wall, duration)))
+        ends = [end for end, path, _ in self._recordings if Path(path).parent == folder]
+        last_end = max(ends, default=None)
+        recorder.last_end = max(filter(None, (recorder.last_end, last_end)), default=None)
+        self._recorders.append((recorder, loop.run_in_executor(None, recorder.run)))
+
+    def _from_thread(self, work, loop: asyncio.AbstractEventLoop) -> None:
+        """Run ``work`` on the loop from a recorder's thread; kept so a stopping watch waits for it."""
+        self._arrivals = [f for f in self._arrivals if not f.done()]
+        self._arrivals.append(asyncio.run_coroutine_threadsafe(work, loop))
+
+    async def _gap(self, url: str, outage: Outage) -> None:
+        gap = Gap(source=url, start=stamp(outage.since), end=stamp(outage.until),
+                  seconds=round(outage.until - outage.since, 3), reason=outage.reason)
+        await asyncio.to_thread(self.state.gap, gap)
+        await asyncio.to_thread(self.gaps.append, gap.model_dump(mode="json"))
+        self.say(f"gap in {url}: {gap.seconds:.1f} s not recorded ({gap.reason})")
+        await self._events.put(gap)
+
+    # --- judging ------------------------------------------------------------------------
+
+    async def _judge(self, footage: Footage) -> list[Alert]:
+        """Index one piece and ask it every question it stands for; its alerts (already stored)."""
+        from marlin_agent.app.ask import make_planner, with_calibration
+        from marlin_agent.library.indexer import index_inputs
+
+        started = time.monotonic()
+        report = await index_inputs([footage.path], self.settings, self.library, transcriber=self.transcriber)
+        if not report.videos:
+            reason = report.failed[0].reason if report.failed else "it could not be indexed"
+            raise VideoUnreadable(f"{footage.path}: {reason}")
+        video = report.videos[0]
+        alerts, changed = [], {}
+        for question in footage.todo():
+            planner, tools = make_planner(self.settings, self.library, self.client, [video.id])
+            answer = with_calibration(await planner.answer(question, [video.id]), tools)
+            for moment in sorted(answer.moments, key=lambda m: m.start):
+                alert = await self._occurrence(footage, question, moment, answer.answer, tools, changed)
+                if alert is not None:
+                    alerts.append(alert)
+        judged = footage.model_copy(update={"status": "judged", "judged": footage.questions, "video_id": video.id,
+                                            "error": ""})
+        await asyncio.to_thread(self.state.judged, judged, alerts, list(changed.values()))
+        self._alert_ids.update(a.id for a in alerts)
+        self.say(f"judged {Path(footage.path).name}: {len(footage.todo())} question(s), {len(alerts)} alert(s) "
+                 f"({time.monotonic() - started:.1f} s)")
+        if footage.kind == "segment":
+            self._recordings.append((footage.origin + (footage.duration or 0), footage.path, video.id))
+        return alerts
+
+    async def _occurrence(self, footage: Footage, question: str, moment, answer: str, tools,
+                          changed: dict) -> Alert | None:
+        watch = self.settings.watch
+        where = (question, footage.timeline)
+        start, end = footage.origin + moment.start, footage.origin + moment.end
+        latest = changed.get(where) or self._occurrences.get(where)
+        decision = decide(latest, start, end, watch.join_seconds, watch.cooldown_seconds)
+        if decision != "alert":
+            changed[where] = self._occurrences[where] = extended(latest, end)
+            return None
+        alert_id = short_hash(self.spec.id, question, footage.timeline, round(start, 1))
+        changed[where] = self._occurrences[where] = opened(question, footage.timeline, alert_id, end)
+        if alert_id in self._alert_ids:  # raised before a crash, and judged again: not a new alert
+            return None
+        return await self._alert(alert_id, footage, question, moment, answer, tools)
+
+    async def _alert(self, alert_id: str, footage: Footage, question: str, moment, answer: str, tools) -> Alert:
+        from marlin_agent.media.still import write_still
+
+        folder = self.home / "alerts"
+        clip = thumbnail = None
+        try:
+            clip = (await tools.clip(moment.video.id, moment.start, moment.end, folder)).path
+            info = await tools.video_info(moment.video.id)
+            still = folder / f"{alert_id}.jpg"
+            thumbnail = str(await asyncio.to_thread(write_still, info, (moment.start + moment.end) / 2, still))
+        except MarlinAgentError as exc:  # the alert matters more than its pictures
+            self.say(f"alert {alert_id}: no clip or thumbnail ({exc.message})")
+        wall = footage.wall_start
+        return Alert(id=alert_id, watch=self.spec.id, question=question, source=footage.source, video=moment.video,
+                     start=moment.start, end=moment.end,
+                     wall_start=stamp(wall + moment.start) if wall is not None else None,
+                     wall_end=stamp(wall + moment.end) if wall is not None else None,
+                     confidence=moment.confidence, evidence=moment.evidence, answer=answer, clip=clip,
+                     thumbnail=thumbnail, deliveries={t.text: "pending" for t in self.targets})
+
+    async def _work(self, stop: asyncio.Event) -> None:
+        """Judge pieces in the order they came, until ``stop``; a failing server is waited out."""
+        wait = 2.0
+        while not stop.is_set():
+            getting = asyncio.ensure_future(self._todo.get())
+            stopping = asyncio.ensure_future(stop.wait())
+            await asyncio.wait({getting, stopping}, return_when=asyncio.FIRST_COMPLETED)
+            stopping.cancel()
+            if not getting.done():
+                getting.cancel()
+                return
+            footage = getting.result()
+            while True:
+                try:
+                    alerts = await self._judge(footage)
+                    wait = 2.0
+                    break
+                except MarlinAgentError as exc:
+                    if not _transient(exc):
+                        failed = footage.model_copy(update={"status": "failed", "error": f"{exc.code}: {exc.message}"})
+                        await asyncio.to_thread(self.state.found, failed)
+                        self.say(f"could not judge {footage.path}: {exc.message}")
+                        alerts = []
+                        break
+                    self.say(f"{exc.message}; {Path(footage.path).name} waits, tried again in {wait:.0f} s")
+                    try:
+                        await asyncio.wait_for(stop.wait(), wait)
+                        return  # stopping: the piece stays pending for the next start
+                    except TimeoutError:
+                        wait = min(wait * 2, _RETRY_MAX)
+            for alert in alerts:
+                document = alert.model_dump(mode="json")
+                await asyncio.to_thread(self.log.append, document)
+                await self._events.put(alert)
+                self._deliver(alert)
+            self._judged += 1
+            await self._upkeep()
+
+    async def _upkeep(self) -> None:
+        """Recordings past retention deleted and forgotten; the library compacted now and then."""
+        hours = self.settings.watch.retention_hours
+        if hours > 0:
+            horizon = self.clock() - hours * 3600
+            while self._recordings and self._recordings[0][0] < horizon:
+                _, path, video_id = self._recordings.popleft()
+                Path(path).unlink(missing_ok=True)
+                await asyncio.to_thread(self.library.forget_video, video_id)
+        if self._judged % _OPTIMIZE_EVERY == 0:
+            await asyncio.to_thread(self.library.optimize)
+
+    # --- delivering ---------------------------------------------------------------------
+
+    def _deliver(self, alert: Alert) -> None:
+        task = asyncio.ensure_future(self._send(alert))
+        self._deliveries.add(task)
+        task.add_done_callback(self._deliveries.discard)
+
+    async def _send(self, alert: Alert) -> None:
+        """Deliver to each pending target at once; each outcome is stored as it lands, so a watch killed
+        meanwhile sends again only what had not arrived."""
+        document = alert.model_dump(mode="json")
+        targets = {t.text: t for t in self.targets}
+        latest, lock = [alert], asyncio.Lock()
+
+        def send(text: str) -> str | None:
+            failure = deliver(targets[text], document, self.settings.watch.notify_retries)
+            self.state.landed(alert.id, text, "failed" if failure else "delivered")
+            return failure
+
+        async def one(text: str) -> None:
+            failure = await asyncio.to_thread(send, text)
+            async with lock:
+                now = latest[0]
+                update = {"deliveries": {**now.deliveries, text: "failed" if failure else "delivered"}}
+                if failure:
+                    update["errors"] = {**now.errors, text: failure}
+                    self.say(f"alert {alert.id} did not reach {text}: {failure}")
+                latest[0] = now.model_copy(update=update)
+                await asyncio.to_thread(self.state.delivered, latest[0])
+
+        # A target no longer given stays pending: it is sent when a later run names it again.
+        await asyncio.gather(*(one(text) for text in alert.pending() if text in targets))
+
+    # --- the whole run ------------------------------------------------------------------
+
+    async def run(self, stop: asyncio.Event | None = None) -> AsyncIterator[Event]:
+        """Alerts and gaps as they happen, until ``stop`` is set (or the consumer stops reading)."""
+        stop = stop or asyncio.Event()
+        await self._open()
+        known = await self._resume()
+        followers = []
+        for source in self.spec.sources:
+            if is_stream(source):
+                await self._follow_stream(source, known.get(source, set()))
+            else:
+                folder = await self._folder(source, known.get(source, set()), first_run=source not in known)
+                followers.append(asyncio.ensure_future(self._follow_folder(folder)))
+        self.say(f"watching {', '.join(self.spec.sources)} for: {'; '.join(self.questions)}")
+        self.say(f"alerts are logged to {self.log.path}")
+        worker = asyncio.ensure_future(self._work(stop))
+        worker.add_done_callback(lambda _: self._events.put_nowait(None))
+        try:
+            while True:
+                event = await self._events.get()
+                if event is None:
+                    break
+                yield event
+            worker.result()  # a crash in the worker is the run's error
+        finally:
+            stop.set()
+            for follower in followers:
+                follower.cancel()
+            for recorder, _ in self._recorders:
+                recorder.stop.set()
+            await asyncio.gather(*(done for _, done in self._recorders), return_exceptions=True)
+            # A recorder's last segment is noted down (pending) before the run ends: the next start judges it.
+            await asyncio.gather(*map(asyncio.wrap_future, self._arrivals), return_exceptions=True)
+            if not worker.done():
+                await asyncio.gather(worker, return_exceptions=True)
+            if self._deliveries:
+                await asyncio.gather(*self._deliveries, return_exceptions=True)
+            await self.client.close()

@@ -1,0 +1,177 @@
+"""`watch`: standing questions over a growing folder and live streams, alerting once per occurrence."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.verification.signals import iou
+
+QUESTION = "when does the red circle appear"
+FAST = "[watch]\npoll_seconds = 0.2\nsettle_seconds = 1.0\nreconnect_max_seconds = 2.0\nstream_timeout = 5.0\n"
+
+
+class WatchProcess:
+    """`marlin-agent watch ... --json` in its own process, its output read as it comes."""
+
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.process = subprocess.Popen([sys.executable, "-m", "marlin_agent", "watch", *args, "--json"],
+                                        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                        text=True)
+        self.alerts: list[dict] = []
+        self.lines: list[str] = []
+        self._readers = [threading.Thread(target=self._read, args=(self.process.stdout, True), daemon=True),
+                         threading.Thread(target=self._read, args=(self.process.stderr, False), daemon=True)]
+        for reader in self._readers:
+            reader.start()
+
+    def _read(self, stream, is_stdout: bool) -> None:
+        for line in stream:
+            if is_stdout:
+                self.alerts.append(json.loads(line))
+            else:
+                self.lines.append(line.rstrip())
+
+    def wait_for(self, condition, timeout: float = 120.0, what: str = "") -> None:
+        deadline = time.monotonic() + timeout
+        while not condition():
+            if self.process.poll() is not None:
+                raise AssertionError(f"watch exited ({self.process.returncode}) waiting for {what}:\n"
+                                     + "\n".join(self.lines[-30:]))
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(self.lines[-30:]))
+            time.sleep(0.1)
+
+    def judged(self, name: str) -> bool:
+        return any(line.startswith(f"judged {name}") for line in self.lines)
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
+        self.process.send_signal(sig)
+        code = self.process.wait(timeout)
+        for reader in self._readers:
+            reader.join(5)
+        return code
+
+
+@pytest.fixture
+def watch_env(library_env) -> dict[str, str]:
+    home = Path(library_env["MARLIN_HOME"])
+    (home / "config.toml").write_text(FAST)
+    return library_env
+
+
+@pytest.fixture(scope="module")
+def clips(make_footage) -> dict[str, Path]:
+    return {
+        "event": make_footage("watch_event", duration=20, backdrop="street",
+                              events=[{"colour": "red", "shape": "circle", "start": 6, "end": 12}]),
+        "quiet": make_footage("watch_quiet", duration=20, backdrop="street",
+                              events=[{"colour": "blue", "shape": "square", "start": 5, "end": 11}]),
+    }
+
+
+def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_without_the_event(
+        tmp_path, watch_env, clips):
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    shutil.copy(clips["event"], camera / "before.mp4")  # already there: not new footage
+    watch = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe"], watch_env)
+    try:
+        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        shutil.copy(clips["event"], camera / "copied.mp4")
+        with open(camera / "slow.mp4", "wb") as slow:  # a file written over a few seconds
+            data = clips["quiet"].read_bytes()
+            for n in range(0, len(data), len(data) // 6 + 1):
+                slow.write(data[n:n + len(data) // 6 + 1])
+                slow.flush()
+                time.sleep(0.5)
+        watch.wait_for(lambda: watch.judged("copied.mp4") and watch.judged("slow.mp4"), what="both files judged")
+    finally:
+        code = watch.stop()
+    assert code == 0, watch.lines[-10:]
+    assert len(watch.alerts) == 1, watch.alerts
+    alert = watch.alerts[0]
+    assert alert["type"] == "alert" and alert["question"] == QUESTION
+    assert Path(alert["video"]["path"]).name == "copied.mp4"
+    assert iou((alert["start"], alert["end"]), (6, 12)) >= 0.5, alert
+    assert Path(alert["clip"]).is_file() and Path(alert["thumbnail"]).is_file()
+    assert {e["kind"] for e in alert["evidence"]} >= {"grounding"}
+    logged = list(Path(watch_env["MARLIN_HOME"], "watch").glob("*/alerts.jsonl"))
+    assert len(logged) == 1 and [json.loads(x)["id"] for x in logged[0].read_text().splitlines()] == [alert["id"]]
+
+
+ON_ALERT = """import json, sys
+alert = json.load(sys.stdin)
+with open(sys.argv[1], "a") as out:
+    out.write(alert["id"] + "\\n")
+"""
+
+
+def test_alerts_reach_a_webhook_an_mqtt_broker_and_a_command_once_even_across_a_kill_9(
+        tmp_path, watch_env, clips, simulator):
+    from evals.synthetic.live import Mosquitto, WebhookReceiver, mosquitto_binary
+
+    if mosquitto_binary() is None:
+        pytest.fail("mosquitto is missing: .ci/run installs Debian's mosquitto")
+    home = Path(watch_env["MARLIN_HOME"])
+    (home / "credentials.toml").write_text('[watch.secrets]\nHOOK_TOKEN = "tok-5ecret"\n')
+    script, received = tmp_path / "on_alert.py", tmp_path / "received.txt"
+    script.write_text(ON_ALERT)
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    with WebhookReceiver(fail_first=1) as hook, Mosquitto(tmp_path, topic="home/marlin/#") as broker:
+        args = [str(camera), "--ask", QUESTION, "--no-transcribe",
+                "--notify", hook.url + "?token=${HOOK_TOKEN}",
+                "--notify", f"mqtt://127.0.0.1:{broker.port}/home/marlin/alerts",
+                "--notify", f"cmd:{sys.executable} {script} {received}"]
+        first = WatchProcess(args, watch_env)
+        first.wait_for(lambda: any("watching" in line for line in first.lines), what="the watch to start")
+        shutil.copy(clips["event"], camera / "one.mp4")
+        # Killed once the broker and the command have the alert and the webhook has refused it once
+        # (503): its retry, a second later, has not happened yet.
+        first.wait_for(lambda: broker.messages and received.exists() and hook.failures_left == 0,
+                       what="the first deliveries")
+        time.sleep(0.3)
+        first.process.kill()
+        first.process.wait(10)
+        # While it is down: one file with the event, one without; and one more while it judges.
+        simulator.state.latency = 0.3
+        shutil.copy(clips["event"], camera / "two.mp4")
+        shutil.copy(clips["quiet"], camera / "three.mp4")
+        second = WatchProcess(args, watch_env)
+        second.wait_for(lambda: any("judged" in line for line in second.lines), what="the first piece judged")
+        calls = len(simulator.state.calls)
+        shutil.copy(clips["event"], camera / "four.mp4")
+        second.wait_for(lambda: len(simulator.state.calls) > calls + 1, what="four.mp4 being judged")
+        second.process.kill()  # in the middle of judging four.mp4
+        second.process.wait(10)
+        third = WatchProcess(args, watch_env)
+        third.wait_for(lambda: all(third.judged(n) or second.judged(n) for n in ("two.mp4", "three.mp4", "four.mp4"))
+                       and third.judged("four.mp4"), what="everything judged")
+        ids = {a["id"] for run in (first, second, third) for a in run.alerts}
+        third.wait_for(lambda: len(hook.bodies) >= len(ids) and len(broker.messages) >= len(ids)
+                       and received.exists() and len(received.read_text().split()) >= len(ids),
+                       what="every alert delivered")
+        time.sleep(1.5)  # room for a duplicate to show up, if one were coming
+        assert third.stop() == 0
+    names = sorted(Path(a["video"]["path"]).name for run in (first, second, third) for a in run.alerts)
+    assert set(names) == {"one.mp4", "two.mp4", "four.mp4"}, names
+    assert len(ids) == 3
+    assert sorted(b["id"] for b in hook.bodies) == sorted(ids), "each alert reaches the webhook exactly once"
+    assert all(path.endswith("?token=tok-5ecret") for path in hook.paths)
+    assert sorted(m[1]["id"] for m in broker.messages) == sorted(ids)
+    assert all(topic == "home/marlin/alerts" and qos == 1 and not retained for topic, _, qos, retained in broker.messages)
+    assert sorted(received.read_text().split()) == sorted(ids)
+    for run in (first, second, third):
+        assert not any("tok-5ecret" in line for line in run.lines)
+    state = next(home.glob("watch/*/alerts.jsonl")).read_text()
+    assert "tok-5ecret" not in state and "${HOOK_TOKEN}" in state
