@@ -3,6 +3,8 @@
     from marlin_agent import VideoAgent
     agent = VideoAgent(base_url="http://127.0.0.1:8000/v1")
     answer = agent.ask("when does the goal happen", "./footage")
+    for alert in agent.watch("./camera", ask="when is a parcel delivered"):
+        print(alert.wall_start, alert.clip)
 
 Settings follow the CLI's layers (environment, ``$MARLIN_HOME/config.toml``, shipped
 defaults); keyword arguments override them like flags do. Each method has an ``a``-prefixed
@@ -135,3 +137,53 @@ class VideoAgent:
 
         return asyncio.run(describe_video(Path(video), self._served(), max_chars=max_chars, speech=speech,
                                           time_limit=time_limit))
+
+    async def awatch(self, sources: str | Path | list[str | Path], ask: str | list[str], notify: list[str] = (),
+                     backlog: bool = False, stop: asyncio.Event | None = None):
+        """``watch`` as an async generator; setting ``stop`` ends it once the footage in hand is judged."""
+        from marlin_agent.watch.runner import Watcher
+
+        watcher = Watcher(_sources(sources), [ask] if isinstance(ask, str) else list(ask), self.settings,
+                          list(notify), backlog=backlog)
+        watcher.settings = await asyncio.to_thread(self._served)
+        async for event in watcher.run(stop):
+            yield event
+
+    def watch(self, sources: str | Path | list[str | Path], ask: str | list[str], notify: list[str] = (),
+              backlog: bool = False) -> Iterator[Any]:
+        """Standing questions over folders and live streams: yields each ``Alert`` (and each ``Gap`` in a
+        stream's recording) as it happens, for as long as the caller reads. ``notify`` takes the CLI's
+        targets (https://…, mqtt://…, cmd:…); closing the generator stops the watch cleanly, and the
+        next watch over the same sources resumes where this one stopped."""
+        import queue
+        import threading
+
+        events: queue.Queue = queue.Queue()
+        ready: dict[str, Any] = {}
+        started, done = threading.Event(), object()
+
+        async def pump() -> None:
+            ready["loop"], ready["stop"] = asyncio.get_running_loop(), asyncio.Event()
+            started.set()
+            try:
+                async for event in self.awatch(sources, ask, notify, backlog, ready["stop"]):
+                    events.put(event)
+            except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
+                events.put(exc)
+            finally:
+                events.put(done)
+
+        worker = threading.Thread(target=asyncio.run, args=(pump(),), name="marlin-watch", daemon=True)
+        worker.start()
+        try:
+            while (item := events.get()) is not done:
+                if isinstance(item, BaseException):
+                    raise item
+                yield item
+        finally:
+            started.wait()
+            try:
+                ready["loop"].call_soon_threadsafe(ready["stop"].set)
+            except RuntimeError:  # the watch had already ended (an error), and its loop with it
+                pass
+            worker.join()

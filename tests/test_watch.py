@@ -169,9 +169,134 @@ def test_alerts_reach_a_webhook_an_mqtt_broker_and_a_command_once_even_across_a_
     assert sorted(b["id"] for b in hook.bodies) == sorted(ids), "each alert reaches the webhook exactly once"
     assert all(path.endswith("?token=tok-5ecret") for path in hook.paths)
     assert sorted(m[1]["id"] for m in broker.messages) == sorted(ids)
-    assert all(topic == "home/marlin/alerts" and qos == 1 and not retained for topic, _, qos, retained in broker.messages)
+    assert all(topic == "home/marlin/alerts" and qos == 1 and not retained
+               for topic, _, qos, retained in broker.messages)
     assert sorted(received.read_text().split()) == sorted(ids)
     for run in (first, second, third):
         assert not any("tok-5ecret" in line for line in run.lines)
     state = next(home.glob("watch/*/alerts.jsonl")).read_text()
     assert "tok-5ecret" not in state and "${HOOK_TOKEN}" in state
+
+
+@pytest.fixture(scope="module")
+def live_clips(make_footage, tmp_path_factory) -> dict[str, Path]:
+    """Footage as a camera sends it (a keyframe a second): one with the event across 8-14 s, one without."""
+    from evals.synthetic.live import keyframed
+
+    folder = tmp_path_factory.mktemp("live")
+    event = make_footage("live_event", duration=24, backdrop="street",
+                         events=[{"colour": "red", "shape": "circle", "start": 8, "end": 14}])
+    quiet = make_footage("live_quiet", duration=12, backdrop="street",
+                         events=[{"colour": "blue", "shape": "square", "start": 2, "end": 8}])
+    return {"event": keyframed(event, folder / "event.mp4"), "quiet": keyframed(quiet, folder / "quiet.mp4")}
+
+
+def _judged_count(watch: WatchProcess) -> int:
+    return sum(line.startswith("judged ") for line in watch.lines)
+
+
+def _stream_seconds(alert: dict, home: Path) -> float:
+    """Where the alert starts in the stream: its segment's wall-clock start minus the first segment's."""
+    from marlin_agent.watch.stream import wall_start_of
+
+    segments = sorted(home.glob("watch/*/recordings/*/*.mkv"))
+    first = wall_start_of(segments[0])
+    return wall_start_of(Path(alert["video"]["path"])) + alert["start"] - first
+
+
+def test_a_live_hls_stream_gets_one_alert_for_an_event_that_runs_across_two_segments(tmp_path, watch_env, live_clips):
+    from evals.synthetic.live import LiveHls, hls_segments
+
+    segments = hls_segments(live_clips["event"], tmp_path / "hls", 1.0)
+    with LiveHls(tmp_path / "hls", segments) as live:
+        watch = WatchProcess([live.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
+        try:
+            watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+            live.go_live()
+            watch.wait_for(lambda: live.finished and _judged_count(watch) >= 4, what="the stream recorded and judged")
+            time.sleep(1.0)
+        finally:
+            code = watch.stop()
+    assert code == 0, watch.lines[-10:]
+    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
+    alert = watch.alerts[0]
+    assert alert["wall_start"] and alert["source"] == live.url
+    assert abs(_stream_seconds(alert, Path(watch_env["MARLIN_HOME"])) - 8) <= 1.5, alert
+
+
+def test_an_rtsp_stream_cut_and_restarted_reports_the_gap_and_alerts_once(tmp_path, watch_env, live_clips):
+    from evals.synthetic.live import free_port, publish_rtsp
+
+    url = f"rtsp://127.0.0.1:{free_port()}/camera"
+    watch = WatchProcess([url + "?listen", "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
+    publishers = []
+
+    def publish(video: Path) -> None:
+        for _ in range(20):  # the watch may be between two waits for a sender
+            publishers.append(publish_rtsp(video, url))
+            time.sleep(1.0)
+            if publishers[-1].poll() is None:
+                return
+        raise AssertionError(publishers[-1].stderr.read())
+
+    try:
+        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        publish(live_clips["event"])
+        watch.wait_for(lambda: watch.alerts, what="the alert")
+        publishers[-1].kill()  # the camera drops in the middle of the event's last seconds
+        time.sleep(3.0)
+        judged = _judged_count(watch)
+        publish(live_clips["quiet"])
+        publishers[-1].wait(60)
+        watch.wait_for(lambda: any(line.startswith("gap in") for line in watch.lines), what="the gap")
+        watch.wait_for(lambda: _judged_count(watch) >= judged + 2, what="the restarted stream judged")
+    finally:
+        code = watch.stop()
+        for publisher in publishers:
+            publisher.kill()
+    assert code == 0, watch.lines[-10:]
+    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
+    gaps = [json.loads(line) for line in next(Path(watch_env["MARLIN_HOME"]).glob("watch/*/gaps.jsonl"))
+            .read_text().splitlines()]
+    assert len(gaps) == 1 and gaps[0]["source"] == url + "?listen" and gaps[0]["seconds"] >= 2.5, gaps
+
+
+def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_path, watch_env, clips):
+    import asyncio
+
+    from mcp import Client, StdioServerParameters
+
+    from marlin_agent import VideoAgent
+
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    shutil.copy(clips["event"], camera / "waiting.mp4")
+    shutil.copy(clips["quiet"], camera / "nothing.mp4")
+    watching = VideoAgent(env=watch_env, transcribe=False).watch(camera, ask=QUESTION, backlog=True)
+    alert = next(watching)
+    watching.close()  # stops the watch cleanly
+    assert alert.type == "alert" and Path(alert.video.path).name == "waiting.mp4"
+
+    async def status():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(tmp_path)],
+                                       env={**os.environ, **watch_env}, cwd=str(tmp_path))
+        async with Client(params, read_timeout_seconds=120) as client:
+            listed = (await client.call_tool("watch_status", {})).structured_content
+            resource = await client.read_resource("marlin://watch/alerts")
+            return listed, json.loads(resource.contents[0].text)
+
+    listed, alerts = asyncio.run(status())
+    [watch] = listed["watches"]
+    assert watch["sources"] == [str(camera.resolve())] and watch["questions"] == [QUESTION]
+    assert watch["alerts"] == 1 and watch["recent_alerts"][0]["id"] == alert.id
+    assert [a["id"] for a in alerts["alerts"]] == [alert.id]
+
+    async def outside():  # a server whose roots do not hold the watched folder shows nothing of it
+        other = tmp_path / "elsewhere"
+        other.mkdir()
+        params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(other)],
+                                       env={**os.environ, **watch_env}, cwd=str(other))
+        async with Client(params, read_timeout_seconds=120) as client:
+            return (await client.call_tool("watch_status", {})).structured_content
+
+    assert asyncio.run(outside())["watches"] == []

@@ -48,7 +48,7 @@ def mcp_command(
     verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only otherwise).")] = False,
     *, server: ServerFlags,
 ) -> None:
-    """Serve the tools (ask, search, find, caption, index, extract, list_videos, job_status) over MCP on stdio."""
+    """Serve the tools (ask, search, find, caption, index, extract, list_videos, job_status, watch_status) over MCP on stdio."""
     try:
         from marlin_agent.mcp_server import serve_stdio
     except ImportError as exc:

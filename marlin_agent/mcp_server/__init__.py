@@ -10,6 +10,7 @@ stray print from any library cannot corrupt the protocol.
 from __future__ import annotations
 
 import asyncio
+import json
 import time
 from collections.abc import Awaitable
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Annotated, Any, Literal, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.types import ToolAnnotations
-from pydantic import Field
+from pydantic import BaseModel, Field
 
 from marlin_agent.app.search import SearchResult
 from marlin_agent.config import Settings
@@ -30,6 +31,7 @@ from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS, Startup
 from marlin_agent.tools.results import VideoList
+from marlin_agent.watch.records import WatchStatus
 from marlin_agent.version import __version__
 
 T = TypeVar("T")
@@ -44,7 +46,8 @@ the anchor's moment), "the first/last time X", "between X and Y", "how long does
 output for one video. Unindexed footage is indexed first; for big folders call `index`
 and poll `job_status` until state is done. A call that fails with still_running goes on as
 the job it names: poll `job_status`, whose result is then the call's document. Paths must
-lie inside the server's roots."""
+lie inside the server's roots. `watch_status` (and the resource marlin://watch/alerts) shows the
+standing questions a user runs with `marlin-agent watch`: their latest alerts and any gaps."""
 
 
 # MCP hosts start this server with an environment of their own (an allow-list, or only the
@@ -203,6 +206,17 @@ class MarlinTools:
         listed = await Toolbox(self.settings, library, None).list_videos()
         shown = [entry for entry in listed.videos if self.guard.visible(entry.video.path, entry.url)]
         return listed.model_copy(update={"videos": shown, "roots": [str(r) for r in self.guard.roots]})
+
+    async def watch_statuses(self, recent: int) -> list[WatchStatus]:
+        """The standing questions recorded in the library whose folders lie inside the roots."""
+        from marlin_agent.library.indexer import open_library
+        from marlin_agent.watch.state import watch_status
+        from marlin_agent.watch.stream import is_stream
+
+        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "watch_status")
+        statuses = await self.bounded(asyncio.to_thread(watch_status, library, recent), "watch_status")
+        return [s for s in statuses
+                if all(self.guard.visible(source, source if is_stream(source) else "") for source in s.sources)]
 
     def start_index(self, sources: list[str]) -> Job:
         from marlin_agent.library.indexer import index_inputs
@@ -372,12 +386,36 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None, verb
         return await tools.wait(job_id, wait_seconds, ctx)
 
     @server.tool(annotations=_READS)
+    async def watch_status(recent: Annotated[int, Field(ge=0, le=100)] = 10) -> WatchStatusList:
+        """The standing questions (`marlin-agent watch`) over footage inside the roots: sources, questions,
+        footage judged/pending/failed, the latest alerts (verified moments with clip and thumbnail
+        paths) and the gaps in recorded streams. Read-only: watches are started from the command line."""
+        await tools.startup.ready()
+        return WatchStatusList(watches=await tools.watch_statuses(recent))
+
+    @server.resource("marlin://watch/alerts", mime_type="application/json",
+                     description="The latest alerts of every standing question inside the roots, newest last.")
+    async def watch_alerts() -> str:
+        await tools.startup.ready()
+        alerts = sorted((a for s in await tools.watch_statuses(50) for a in s.recent_alerts),
+                        key=lambda a: a.raised_at)[-50:]
+        return WatchStatusList.alerts_json(alerts)
+
+    @server.tool(annotations=_READS)
     async def list_videos() -> VideoList:
         """The indexed videos inside the roots (and those fetched from URLs): path, duration, chunks."""
         await tools.startup.ready()
         return await tools.listed_videos()
 
     return server
+
+
+class WatchStatusList(BaseModel):
+    watches: list[WatchStatus]
+
+    @staticmethod
+    def alerts_json(alerts) -> str:
+        return json.dumps({"alerts": [a.model_dump(mode="json") for a in alerts]})
 
 
 def _checked(check, value):

@@ -90,7 +90,7 @@ class Mqtt:
         if not parts.hostname or not topic:
             raise ConfigError(f"an MQTT target needs a host and a topic: {text}",
                               hint="Write it as mqtt://HOST[:PORT]/TOPIC, e.g. mqtt://127.0.0.1/marlin/alerts.")
-        if any(wild in topic for wild in "+#"):
+        if "#" in text or parts.query or any(wild in topic for wild in "+#"):
             raise ConfigError(f"an alert is published to one topic, without wildcards: {topic}")
         raw_password = parts.password
         if raw_password and not secret_names(urllib.parse.unquote(raw_password)):

@@ -55,6 +55,7 @@ class Footage(BaseModel):
                           "wall-clock time, epoch seconds; a file: 0).")
     wall_start: float | None = Field(None, description="The wall-clock time of its first frame, when known.")
     duration: float | None = None
+    stream_end: float | None = Field(None, description="A segment's end in the stream's own timestamps.")
     questions: list[str] = Field(description="The questions standing when it arrived: the ones it is judged for.")
     judged: list[str] = []
     status: FootageStatus = "pending"

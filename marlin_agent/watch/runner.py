@@ -20,11 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import time
+import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
-from marlin_agent.config import Settings
+from marlin_agent.config import Settings, expand_secrets, secret_names
 from marlin_agent.errors import ConfigError, InputError, MarlinAgentError, NoVideosFound, VideoUnreadable
 from marlin_agent.watch.folder import FolderSource
 from marlin_agent.watch.notify import AlertLog, Target, deliver, parse_target
@@ -43,6 +44,17 @@ def _transient(exc: MarlinAgentError) -> bool:
     return not isinstance(exc, InputError)
 
 
+def _check_stream_address(url: str, settings: Settings) -> None:
+    """A camera's password goes in as ${NAME} (credentials.toml or the environment), never written out:
+    the address is stored with the watch, shown in its messages and kept in the shell's history."""
+    password = urllib.parse.urlsplit(url).password
+    if password and not secret_names(urllib.parse.unquote(password)):
+        raise ConfigError("a stream's password was written on the command line",
+                          hint="Put it in credentials.toml under [watch.secrets] (or the environment) and write "
+                               "rtsp://USER:${NAME}@HOST/PATH instead.")
+    expand_secrets(url, settings)  # every ${NAME} must have a value before the watch starts
+
+
 class Watcher:
     def __init__(self, sources: list[str], questions: list[str], settings: Settings, notify: list[str] = (),
                  backlog: bool = False, say: Callable[[str], None] = lambda message: None,
@@ -56,7 +68,9 @@ class Watcher:
         self.questions = questions
         self.spec = WatchSpec.of([s if is_stream(s) else str(Path(s).expanduser().resolve()) for s in sources])
         for source in self.spec.sources:
-            if not is_stream(source) and not Path(source).is_dir():
+            if is_stream(source):
+                _check_stream_address(source, settings)
+            elif not Path(source).is_dir():
                 raise (VideoUnreadable if Path(source).exists() else NoVideosFound)(
                     f"{source} is not a folder", hint="watch follows folders and live streams; "
                     "ask about a single file with `marlin-agent ask`.")
@@ -72,6 +86,7 @@ class Watcher:
         self._deliveries: set[asyncio.Task] = set()
         self._recorders: list[tuple[StreamRecorder, asyncio.Future]] = []
         self._arrivals: list = []  # footage a recorder's thread handed over, still being noted down
+        self._marks: dict[str, tuple[float, float | None]] = {}  # per stream: (wall end, stream end) recorded
         self._judged = 0
 
     # --- start --------------------------------------------------------------------------
@@ -100,6 +115,10 @@ class Watcher:
         known: dict[str, set[str]] = {source: set(keys) for source, keys in loaded.baselines.items()}
         for footage in sorted(loaded.footage, key=lambda f: f.found_at):
             known.setdefault(footage.source, set()).add(footage.key)
+            if footage.kind == "segment":  # where the stream's recording had got to
+                end = footage.origin + (footage.duration or 0)
+                if end > (self._marks.get(footage.source) or (0.0, None))[0]:
+                    self._marks[footage.source] = (end, footage.stream_end)
             if footage.status == "pending":
                 self._todo.put_nowait(footage)
             elif footage.kind == "segment" and footage.video_id and Path(footage.path).exists():
@@ -140,30 +159,30 @@ class Watcher:
     def _segment_footage(self, url: str, segment: Segment) -> Footage:
         return Footage(key=segment.path.name, source=url, path=str(segment.path), kind="segment", timeline=url,
                        origin=segment.wall_start, wall_start=segment.wall_start, duration=segment.duration,
-                       questions=self.questions)
+                       stream_end=segment.stream_end, questions=self.questions)
 
     async def _follow_stream(self, url: str, known: set[str]) -> None:
         loop = asyncio.get_running_loop()
-        folder = self.home / "recordings" / short_hash(url)
-        last_end = None
         recorder = StreamRecorder(
-            url, folder, self.settings.media.chunk_seconds, timeout=self.settings.watch.stream_timeout,
-            reconnect_max=self.settings.watch.reconnect_max_seconds,
+            url, self.home / "recordings" / short_hash(url), self.settings.media.chunk_seconds,
+            timeout=self.settings.watch.stream_timeout, reconnect_max=self.settings.watch.reconnect_max_seconds,
+            opens=expand_secrets(url, self.settings),
             on_segment=lambda s: self._from_thread(self._found(self._segment_footage(url, s)), loop),
             on_outage=lambda o: self._from_thread(self._gap(url, o), loop),
             on_error=lambda message: loop.call_soon_threadsafe(self.say, message), clock=self.clock)
-        # Segments closed (or left half-written) by an earlier run that it did not get to note down.
-        for segment in await asyncio.to_thread(recorder.recover):
-            if segment.path.name not in known:
-                await self._found(self._segment_footage(url, segment))
+        # Segments an earlier run closed (or left half-written) and did not get to note down.
+        closed = {s.path.name: s for s in await asyncio.to_thread(recorder.recover)}
         for path in await asyncio.to_thread(recorder.segments):
             wall = wall_start_of(path)
-            if path.name not in known and wall is not None:
-                duration = await asyncio.to_thread(readable_seconds, path)
-                await self._found(self._segment_footage(url, Segment(path, wall, duration)))
-        ends = [end for end, path, _ in self._recordings if Path(path).parent == folder]
-        last_end = max(ends, default=None)
-        recorder.last_end = max(filter(None, (recorder.last_end, last_end)), default=None)
+            if path.name not in closed and path.name not in known and wall is not None:
+                closed[path.name] = Segment(path, wall, await asyncio.to_thread(readable_seconds, path))
+        for segment in sorted(closed.values(), key=lambda s: s.wall_start):
+            if segment.path.name not in known:
+                await self._found(self._segment_footage(url, segment))
+        last_end, stream_end = self._marks.get(url, (None, None))
+        ends = [s.wall_start + s.duration for s in closed.values()]
+        recorder.last_end = max([e for e in (last_end, *ends) if e is not None], default=None)
+        recorder.stream_end = stream_end
         self._recorders.append((recorder, loop.run_in_executor(None, recorder.run)))
 
     def _from_thread(self, work, loop: asyncio.AbstractEventLoop) -> None:

@@ -8,6 +8,8 @@ mistaken for one being written; a leftover part is recovered at the next start.
 
 A dropped stream (an error, its end, or ``timeout`` seconds of silence) is reopened with a growing
 wait up to ``reconnect_max``; the time not recorded is reported as a gap, never skipped silently.
+A live HLS playlist reopened starts a few segments back from its live edge: what was recorded
+already is recognised by its timestamps (HLS keeps them running) and not recorded twice.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from marlin_agent.media.sources import VIDEO_EXTENSIONS
 PART = ".part"
 SUFFIX = ".mkv"
 _MIN_SECONDS = 1.0  # a shorter tail is not worth a Marlin call (and may hold no whole frame)
+_REPLAY_WINDOW = 120.0  # timestamps this far below the last recorded ones mean the encoder restarted
 
 
 @dataclass(frozen=True)
@@ -33,6 +36,7 @@ class Segment:
     path: Path
     wall_start: float  # epoch seconds of its first frame
     duration: float
+    stream_end: float | None = None  # where it ended in the stream's own timestamps (seconds)
 
 
 @dataclass(frozen=True)
@@ -118,7 +122,7 @@ class _Writer:
             self.part.unlink(missing_ok=True)
             return None
         self.part.rename(self.final)
-        return Segment(self.final, self.wall_start, duration)
+        return Segment(self.final, self.wall_start, duration, self.last)
 
 
 class StreamRecorder:
@@ -129,13 +133,16 @@ class StreamRecorder:
     """
 
     def __init__(self, url: str, folder: Path, segment_seconds: float, *, timeout: float, reconnect_max: float,
+                 opens: str | None = None,
                  on_segment: Callable[[Segment], None], on_outage: Callable[[Outage], None],
                  on_error: Callable[[str], None] = lambda message: None, last_end: float | None = None,
                  clock: Callable[[], float] = time.time) -> None:
-        self.url, self.folder, self.segment_seconds = url, folder, segment_seconds
+        # ``url`` is what the user wrote (secrets as ${NAME}), for messages; ``opens`` has them filled in.
+        self.url, self.opens, self.folder, self.segment_seconds = url, opens or url, folder, segment_seconds
         self.timeout, self.reconnect_max = timeout, reconnect_max
         self.on_segment, self.on_outage, self.on_error = on_segment, on_outage, on_error
         self.last_end = last_end
+        self.stream_end: float | None = None  # the last recorded timestamp, to skip what a reopened HLS replays
         self._why = "the watch was not running"  # what an outage before the first packet was
         self.clock = clock
         self.stop = threading.Event()
@@ -162,14 +169,14 @@ class StreamRecorder:
 
     def run(self) -> None:
         wait, failing = 1.0, False
-        address, options, listening = open_options(self.url, self.timeout)
+        address, options, listening = open_options(self.opens, self.timeout)
         while not self.stop.is_set():
             try:
                 source = av.open(address, options=options, timeout=(self.timeout + 5, self.timeout))
             except (av.FFmpegError, OSError) as exc:
                 if not failing:  # said once per outage, not on every try
                     failing = True
-                    self.on_error(f"waiting for a sender at {address}" if listening else
+                    self.on_error(f"waiting for a sender at {self.url}" if listening else
                                   f"could not open {self.url}: {exc}; trying again (at most every "
                                   f"{self.reconnect_max:g} s)")
                 if not listening:  # a listener is back at once: a sender may be trying right now
@@ -203,6 +210,7 @@ class StreamRecorder:
         if not pictures:
             return "it has no picture (yet)", False
         streams = [pictures[0], *source.streams.audio[:1]]
+        replays = "hls" in (source.format.name or "").split(",")
         writer: _Writer | None = None
         session: tuple[float, float] | None = None  # (stream seconds, wall clock) of the first packet
         reason = "the stream ended"
@@ -214,6 +222,9 @@ class StreamRecorder:
                 if packet.pts is None or packet.size == 0:
                     continue
                 seconds = float(packet.pts * packet.time_base)
+                if replays and self.stream_end is not None and \
+                        self.stream_end - _REPLAY_WINDOW < seconds <= self.stream_end + 1e-3:
+                    continue  # recorded before this reopening
                 if session is None:
                     session = (seconds, self.clock())
                     self._reconnected(session[1])
@@ -240,7 +251,13 @@ class StreamRecorder:
         segment = writer.close()
         if segment is not None:
             self.last_end = segment.wall_start + segment.duration
+            self.stream_end = segment.stream_end
             self.on_segment(segment)
+
+
+def _without(exc: Exception, opened: str, shown: str) -> str:
+    """An FFmpeg error message with the filled-in address (it may hold a password) as the user wrote it."""
+    return str(exc).replace(opened, shown)
 
 
 def readable_seconds(path: Path) -> float:
