@@ -21,6 +21,7 @@ from bench import (
     throughput,
     transcription,
     verification,
+    watch,
 )
 
 BENCHES = {
@@ -38,6 +39,7 @@ BENCHES = {
     "transcription": transcription.run,
     "ask_overhead": ask_overhead.run,
     "verification": verification.run,
+    "watch": watch.run,
 }
 RESULTS = Path(__file__).parent / "RESULTS.md"
 RAW = Path(__file__).parent / "results.json"

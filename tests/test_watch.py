@@ -300,3 +300,38 @@ def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_p
             return (await client.call_tool("watch_status", {})).structured_content
 
     assert asyncio.run(outside())["watches"] == []
+
+
+def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_nothing_repeated(
+        tmp_path, watch_env, live_clips):
+    from evals.synthetic.live import LiveHls, hls_segments
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.indexer import open_library
+    from marlin_agent.watch.state import watch_status
+
+    segments = hls_segments(live_clips["event"], tmp_path / "hls", 1.0)
+    home = Path(watch_env["MARLIN_HOME"])
+    with LiveHls(tmp_path / "hls", segments) as live:
+        args = [live.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"]
+        first = WatchProcess(args, watch_env)
+        first.wait_for(lambda: any("watching" in line for line in first.lines), what="the watch to start")
+        live.go_live()
+        first.wait_for(lambda: _judged_count(first) >= 1 and list(home.glob("watch/*/recordings/*/*.part")),
+                       what="a segment judged and the next one being written")
+        first.process.kill()
+        first.process.wait(10)
+        second = WatchProcess(args, watch_env)
+        try:
+            second.wait_for(lambda: live.finished and _judged_count(first) + _judged_count(second) >= 4,
+                            what="the rest recorded and judged")
+            time.sleep(2.0)
+        finally:
+            assert second.stop() == 0
+    alerts = first.alerts + second.alerts
+    assert len(alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in alerts]
+    assert abs(_stream_seconds(alerts[0], home) - 8) <= 1.5
+    assert not list(home.glob("watch/*/recordings/*/*.part"))
+    [status] = watch_status(open_library(load_settings(env=watch_env)))
+    assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 4
+    assert status.footage.judged == len(list(home.glob("watch/*/recordings/*/*.mkv")))
+    assert [gap.reason for gap in status.gaps] == ["the watch was not running"]

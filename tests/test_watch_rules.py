@@ -179,3 +179,13 @@ def test_recordings_are_named_by_their_wall_clock_start(tmp_path):
     name = segment_name(1796169455.460942)
     assert abs(wall_start_of(Path(name)) - 1796169455.460942) < 1e-5
     assert wall_start_of(Path(name + ".part")) is not None and wall_start_of(Path("holiday.mkv")) is None
+
+
+def test_a_standing_question_asks_whether_something_happens(tmp_path):
+    from marlin_agent.watch.runner import Watcher
+
+    s = settings(tmp_path)
+    Watcher([str(tmp_path)], ["every time the gate opens", "how many cars pass", "a parcel is delivered"], s)
+    for question, form in (("what happens after the goal", "after"), ("how long does the dog bark", "duration")):
+        with pytest.raises(ConfigError, match=f"asks for {form}"):
+            Watcher([str(tmp_path)], [question], s)

@@ -32,7 +32,15 @@ from marlin_agent.watch.notify import AlertLog, Target, deliver, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, short_hash, stamp
 from marlin_agent.watch.state import WatchState
-from marlin_agent.watch.stream import Outage, Segment, StreamRecorder, is_stream, readable_seconds, wall_start_of
+from marlin_agent.watch.stream import (
+    Outage,
+    Segment,
+    StreamRecorder,
+    is_stream,
+    readable_seconds,
+    stream_origin,
+    wall_start_of,
+)
 
 Event = Alert | Gap
 _RETRY_MAX = 60.0  # the longest wait before a piece is tried again after a server or store failure
@@ -42,6 +50,22 @@ _OPTIMIZE_EVERY = 50  # judged pieces between compactions of the library (each p
 def _transient(exc: MarlinAgentError) -> bool:
     """Whether trying the same footage later can succeed: a server or store problem, not the footage's."""
     return not isinstance(exc, InputError)
+
+
+# A standing question asks whether an event happens in each new piece; these forms are answered per
+# piece as they would be by `ask` (every occurrence in it is an alert). Relations, spans between two
+# events and durations need the whole footage at once: they stay with `ask`.
+_STANDING_FORMS = ("when", "every", "count", "first", "last")
+
+
+def _check_question(question: str) -> None:
+    from marlin_agent.planners.question_forms import read_question
+
+    form = read_question(question).form
+    if form not in _STANDING_FORMS:
+        raise ConfigError(f"a standing question asks whether something happens; this one asks for {form}: "
+                          f"{question!r}", hint='Ask for the event itself ("when is a parcel delivered", "every '
+                          'time the gate opens"); ask about what happens before or after it with `marlin-agent ask`.')
 
 
 def _check_stream_address(url: str, settings: Settings) -> None:
@@ -65,6 +89,8 @@ class Watcher:
         if not sources:
             raise ConfigError("a watch needs a folder or a stream to follow")
         self.settings, self.say, self.clock, self.backlog = settings, say, clock, backlog
+        for question in questions:
+            _check_question(question)
         self.questions = questions
         self.spec = WatchSpec.of([s if is_stream(s) else str(Path(s).expanduser().resolve()) for s in sources])
         for source in self.spec.sources:
@@ -175,14 +201,17 @@ class Watcher:
         for path in await asyncio.to_thread(recorder.segments):
             wall = wall_start_of(path)
             if path.name not in closed and path.name not in known and wall is not None:
-                closed[path.name] = Segment(path, wall, await asyncio.to_thread(readable_seconds, path))
+                duration = await asyncio.to_thread(readable_seconds, path)
+                origin = await asyncio.to_thread(stream_origin, path)
+                closed[path.name] = Segment(path, wall, duration, origin + duration if origin is not None else None)
         for segment in sorted(closed.values(), key=lambda s: s.wall_start):
             if segment.path.name not in known:
                 await self._found(self._segment_footage(url, segment))
         last_end, stream_end = self._marks.get(url, (None, None))
         ends = [s.wall_start + s.duration for s in closed.values()]
         recorder.last_end = max([e for e in (last_end, *ends) if e is not None], default=None)
-        recorder.stream_end = stream_end
+        recorder.stream_end = max([e for e in (stream_end, *(s.stream_end for s in closed.values()))
+                                   if e is not None], default=None)
         self._recorders.append((recorder, loop.run_in_executor(None, recorder.run)))
 
     def _from_thread(self, work, loop: asyncio.AbstractEventLoop) -> None:

@@ -28,6 +28,7 @@ from marlin_agent.media.sources import VIDEO_EXTENSIONS
 PART = ".part"
 SUFFIX = ".mkv"
 _MIN_SECONDS = 1.0  # a shorter tail is not worth a Marlin call (and may hold no whole frame)
+_ORIGIN_TAG = "MARLIN_STREAM_ORIGIN"
 _REPLAY_WINDOW = 120.0  # timestamps this far below the last recorded ones mean the encoder restarted
 
 
@@ -90,6 +91,8 @@ class _Writer:
         self.origin = float(first.pts * first.time_base)  # the segment's 0 s, in the stream's seconds
         self.last = self.origin
         self.sink = av.open(str(self.part), "w", format="matroska")
+        # Where the segment starts in the stream's own timestamps, for a part recovered after a kill.
+        self.sink.metadata[_ORIGIN_TAG] = f"{self.origin:.6f}"
         self.outputs = {}
         for stream in inputs:
             self.outputs[stream.index] = self.sink.add_stream_from_template(stream)
@@ -154,14 +157,17 @@ class StreamRecorder:
         recovered = []
         for part in sorted(self.folder.glob("*" + SUFFIX + PART)):
             wall = wall_start_of(part)
-            duration = readable_seconds(part)
+            duration, origin = readable_seconds(part), stream_origin(part)
             if wall is None or duration < _MIN_SECONDS:
                 part.unlink(missing_ok=True)
                 continue
             final = part.with_name(part.name.removesuffix(PART))
             part.rename(final)
-            recovered.append(Segment(final, wall, duration))
+            end = origin + duration if origin is not None else None
+            recovered.append(Segment(final, wall, duration, end))
             self.last_end = max(self.last_end or 0.0, wall + duration)
+            if end is not None:
+                self.stream_end = max(self.stream_end or end, end)
         return recovered
 
     def segments(self) -> list[Path]:
@@ -253,6 +259,16 @@ class StreamRecorder:
             self.last_end = segment.wall_start + segment.duration
             self.stream_end = segment.stream_end
             self.on_segment(segment)
+
+
+def stream_origin(path: Path) -> float | None:
+    """Where a recorded segment starts in its stream's timestamps (None for a file without the tag)."""
+    try:
+        with av.open(str(path)) as container:
+            tags = {key.upper(): value for key, value in container.metadata.items()}
+        return float(tags[_ORIGIN_TAG])
+    except (av.FFmpegError, OSError, KeyError, ValueError):
+        return None
 
 
 def _without(exc: Exception, opened: str, shown: str) -> str:
