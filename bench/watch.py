@@ -27,10 +27,6 @@ from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
 from evals.synthetic.simulator import MarlinSimulator
 
 
-def _rss_mb() -> float:
-    return next(int(line.split()[1]) for line in open("/proc/self/status") if line.startswith("VmRSS")) / 1024
-
-
 def _env(scratch: Path, base_url: str) -> dict[str, str]:
     models = scratch / "models"
     return {"MARLIN_HOME": str(scratch / "home"), "MARLIN_BASE_URL": base_url, "MARLIN_EMBED_MODEL": str(minilm_dir()),
@@ -113,90 +109,19 @@ def latency() -> dict:
 
 
 def day(segments: int = 8640, seconds: float = 10.0, retention_hours: float = 2.0) -> dict:
-    """A simulated day of segments through the watch's bookkeeping (see the module's docstring)."""
+    """A simulated day of segments through the watch's bookkeeping (``evals/synthetic/watch_day.py``)."""
+    from evals.synthetic.watch_day import simulate
     from marlin_agent.config import load_settings
-    from marlin_agent.domain import Evidence, Moment, VideoRef
-    from marlin_agent.watch import runner as runner_module
-    from marlin_agent.watch.records import Footage
 
     with tempfile.TemporaryDirectory() as scratch_dir, MarlinSimulator() as simulator:
         scratch = Path(scratch_dir)
         settings = load_settings({"library.transcribe": False, "watch.retention_hours": retention_hours},
                                  env=_env(scratch, simulator.base_url))
-        now = [1_800_000_000.0]
-        (scratch / "camera").mkdir()
-        watcher = runner_module.Watcher([str(scratch / "camera")], ["a parcel is delivered"], settings,
-                                        clock=lambda: now[0])
-        recordings = watcher.home / "recordings" / "stand-in"
-        recordings.mkdir(parents=True)
-        samples: list[tuple[int, float]] = []
-        alerts = 0
-
-        async def judge(footage: Footage):  # the stand-in for indexing + answering (module docstring)
-            n = int(round((footage.origin - 1_800_000_000.0) / seconds))
-            alerts_made, changed = [], {}
-            if n % 50 == 0:
-                moment = Moment(video=VideoRef(id=f"v{n}", path=footage.path, title=Path(footage.path).stem),
-                                start=2.0, end=6.0, confidence=0.9,
-                                evidence=[Evidence(kind="grounding", text="a parcel", start=2, end=6, score=1.0)])
-                alert = await watcher._occurrence(footage, footage.questions[0], moment, "Found", None, changed)
-                alerts_made = [alert] if alert is not None else []
-            judged = footage.model_copy(update={"status": "judged", "judged": footage.questions, "video_id": f"v{n}"})
-            await asyncio.to_thread(watcher.state.judged, judged, alerts_made, list(changed.values()))
-            watcher._recordings.append((footage.origin + seconds, footage.path, f"v{n}"))
-            return alerts_made
-
-        async def picture(alert_id, footage, question, moment, answer, tools):  # no clip for a stand-in
-            from marlin_agent.watch.records import Alert
-
-            return Alert(id=alert_id, watch=watcher.spec.id, question=question, source=footage.source,
-                         video=moment.video, start=moment.start, end=moment.end, confidence=moment.confidence,
-                         evidence=moment.evidence, answer=answer)
-
-        watcher._judge, watcher._alert = judge, picture
-
-        async def main() -> None:
-            nonlocal alerts
-            stop = asyncio.Event()
-            events = watcher.run(stop)
-            consumer = asyncio.ensure_future(_drain(events))
-            while not hasattr(watcher, "state"):
-                await asyncio.sleep(0.05)
-            started = time.perf_counter()
-            for n in range(segments):
-                now[0] = 1_800_000_000.0 + (n + 1) * seconds
-                path = recordings / f"{n:05d}.mkv"
-                path.write_bytes(b"\0" * 1024)
-                await watcher._found(Footage(key=path.name, source=str(scratch / "camera"), path=str(path),
-                                             kind="segment", timeline="stand-in", origin=now[0] - seconds,
-                                             wall_start=now[0] - seconds, duration=seconds,
-                                             questions=watcher.questions))
-                while watcher._todo.qsize():
-                    await asyncio.sleep(0.001)
-                if n % 720 == 0 or n == segments - 1:
-                    samples.append((n, round(_rss_mb(), 1)))
-            stop.set()
-            alerts = await consumer
-            samples.append((segments, round(_rss_mb(), 1)))
-            samples.append((-1, round(time.perf_counter() - started, 1)))
-
-        asyncio.run(main())
-        elapsed = samples.pop()[1]
-        kept = sorted(recordings.glob("*.mkv"))
-        horizon_segments = retention_hours * 3600 / seconds
-        first_hour, last = samples[1][1], samples[-1][1]
-        return {"segments": segments, "simulated_hours": segments * seconds / 3600, "wall_seconds": elapsed,
-                "alerts": alerts, "rss_mb_by_segment": samples,
-                "rss_growth_after_first_hour_mb": round(last - first_hour, 1),
-                "recordings_kept": len(kept), "retention_segments": horizon_segments,
-                "within_retention": len(kept) <= horizon_segments + 2}
-
-
-async def _drain(events) -> int:
-    count = 0
-    async for event in events:
-        count += event.type == "alert"
-    return count
+        figures = simulate(settings, scratch / "camera", segments, seconds)
+    samples = figures["rss_mb_by_segment"]
+    figures["rss_growth_after_first_sample_mb"] = round(samples[-1][1] - samples[1][1], 1)
+    figures["within_retention"] = figures["recordings_kept"] <= figures["retention_segments"] + 2
+    return figures
 
 
 def run() -> dict:

@@ -189,3 +189,14 @@ def test_a_standing_question_asks_whether_something_happens(tmp_path):
     for question, form in (("what happens after the goal", "after"), ("how long does the dog bark", "duration")):
         with pytest.raises(ConfigError, match=f"asks for {form}"):
             Watcher([str(tmp_path)], [question], s)
+
+
+def test_recordings_past_retention_are_deleted_once_judged_and_leave_the_state(tmp_path, simulator, offline_models):
+    from evals.synthetic.watch_day import simulate
+
+    s = load_settings({"library.transcribe": False, "watch.retention_hours": 0.01},  # 36 s: under 4 segments
+                      env={"MARLIN_HOME": str(tmp_path / "home"), "MARLIN_BASE_URL": simulator.base_url,
+                           **offline_models})
+    figures = simulate(s, tmp_path / "camera", segments=40, seconds=10.0, alert_every=10, sample_every=10)
+    assert figures["alerts"] == 4
+    assert figures["recordings_kept"] <= 5 and figures["footage_rows_kept"] <= 5

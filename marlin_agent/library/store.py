@@ -545,6 +545,12 @@ class Library:
         rows = self._rows("watch", " AND ".join(clauses) or None)
         return sorted((WatchRow.model_validate(r) for r in rows), key=lambda r: (r.at, r.id))
 
+    @storage_errors("writing a watch's state")
+    def delete_watch_rows(self, ids: list[str]) -> None:
+        with self._lock:
+            if ids and "watch" in self._names():
+                self._table("watch").delete(f"id IN ({_quote_ids(ids)})")
+
     @storage_errors("forgetting a video")
     def forget_video(self, video_id: str) -> None:
         """Remove a video and everything indexed from it (a recording its retention deleted)."""

@@ -341,6 +341,7 @@ class Watcher:
                 _, path, video_id = self._recordings.popleft()
                 Path(path).unlink(missing_ok=True)
                 await asyncio.to_thread(self.library.forget_video, video_id)
+                await asyncio.to_thread(self.state.forget, Path(path).name)
         if self._judged % _OPTIMIZE_EVERY == 0:
             await asyncio.to_thread(self.library.optimize)
 

@@ -119,6 +119,10 @@ class WatchState:
     def delivered(self, alert: Alert) -> None:
         self.library.put_watch_rows([self._alert_row(alert)])
 
+    def forget(self, footage_key: str) -> None:
+        """A recording its retention deleted: its row goes too, so the state stays the size of the retention."""
+        self.library.delete_watch_rows([f"{self.spec.id}:footage:{short_hash(footage_key)}"])
+
     def gap(self, gap: Gap) -> None:
         self.library.put_watch_rows([self._row("gap", short_hash(gap.source, gap.start), gap)])
 
