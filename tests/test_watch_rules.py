@@ -200,3 +200,20 @@ def test_recordings_past_retention_are_deleted_once_judged_and_leave_the_state(t
     figures = simulate(s, tmp_path / "camera", segments=40, seconds=10.0, alert_every=10, sample_every=10)
     assert figures["alerts"] == 4
     assert figures["recordings_kept"] <= 5 and figures["footage_rows_kept"] <= 5
+
+
+def test_a_stream_with_a_fixed_length_is_recorded_once_and_not_opened_again(tmp_path, make_footage):
+    """A video file given as a stream would start over on every reopening, and be alerted on twice."""
+    import threading
+
+    from marlin_agent.watch.stream import StreamRecorder
+
+    video = make_footage("fixed_length", duration=8)
+    segments, messages = [], []
+    recorder = StreamRecorder(f"file:{video}", tmp_path / "rec", 5.0, timeout=5, reconnect_max=1,
+                              on_segment=segments.append, on_outage=lambda o: None, on_error=messages.append)
+    worker = threading.Thread(target=recorder.run)
+    worker.start()
+    worker.join(30)
+    assert not worker.is_alive() and "not opened again" in messages[-1]
+    assert len(segments) >= 1 and abs(sum(s.duration for s in segments) - 8) < 1.0

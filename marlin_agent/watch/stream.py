@@ -29,6 +29,7 @@ PART = ".part"
 SUFFIX = ".mkv"
 _MIN_SECONDS = 1.0  # a shorter tail is not worth a Marlin call (and may hold no whole frame)
 _ORIGIN_TAG = "MARLIN_STREAM_ORIGIN"
+_ENDED = "the stream ended"
 _REPLAY_WINDOW = 120.0  # timestamps this far below the last recorded ones mean the encoder restarted
 
 
@@ -189,6 +190,7 @@ class StreamRecorder:
                     self.stop.wait(wait)
                     wait = min(wait * 2, self.reconnect_max)
                 continue
+            fixed_length = source.duration is not None
             try:
                 reason, recorded = self._record(source)
             finally:
@@ -197,6 +199,12 @@ class StreamRecorder:
                 except av.FFmpegError:
                     pass
             if self.stop.is_set():
+                break
+            if recorded and reason == _ENDED and fixed_length:
+                # A file served over the network (or a finished HLS playlist) has a length; opened again
+                # it would start over, and everything in it would be judged (and alerted) twice.
+                self.on_error(f"{self.url} ended, and it has a fixed length: a recording, not a live stream; "
+                              "it is not opened again")
                 break
             if recorded:
                 failing, wait = False, 1.0
@@ -219,7 +227,7 @@ class StreamRecorder:
         replays = "hls" in (source.format.name or "").split(",")
         writer: _Writer | None = None
         session: tuple[float, float] | None = None  # (stream seconds, wall clock) of the first packet
-        reason = "the stream ended"
+        reason = _ENDED
         try:
             for packet in source.demux(streams):
                 if self.stop.is_set():
