@@ -217,3 +217,17 @@ def test_a_stream_with_a_fixed_length_is_recorded_once_and_not_opened_again(tmp_
     worker.join(30)
     assert not worker.is_alive() and "not opened again" in messages[-1]
     assert len(segments) >= 1 and abs(sum(s.duration for s in segments) - 8) < 1.0
+
+
+def test_only_one_watch_over_the_same_sources_runs_on_a_machine(tmp_path):
+    from marlin_agent.errors import IndexBusy
+    from marlin_agent.watch.runner import Watcher
+
+    s = settings(tmp_path)
+    first = Watcher([str(tmp_path)], ["a parcel is delivered"], s)._take_lock()
+    try:
+        with pytest.raises(IndexBusy, match="another watch"):
+            Watcher([str(tmp_path)], ["a dog barks"], s)._take_lock()
+    finally:
+        first.close()
+    Watcher([str(tmp_path)], ["a dog barks"], s)._take_lock().close()  # free again once the first stopped

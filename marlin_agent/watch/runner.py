@@ -26,7 +26,14 @@ from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from marlin_agent.config import Settings, expand_secrets, secret_names
-from marlin_agent.errors import ConfigError, InputError, MarlinAgentError, NoVideosFound, VideoUnreadable
+from marlin_agent.errors import (
+    ConfigError,
+    IndexBusy,
+    InputError,
+    MarlinAgentError,
+    NoVideosFound,
+    VideoUnreadable,
+)
 from marlin_agent.watch.folder import FolderSource
 from marlin_agent.watch.notify import AlertLog, Target, deliver, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
@@ -383,6 +390,29 @@ class Watcher:
     async def run(self, stop: asyncio.Event | None = None) -> AsyncIterator[Event]:
         """Alerts and gaps as they happen, until ``stop`` is set (or the consumer stops reading)."""
         stop = stop or asyncio.Event()
+        lock = self._take_lock()
+        try:
+            async for event in self._run(stop):
+                yield event
+        finally:
+            lock.close()
+
+    def _take_lock(self):
+        """One watch per set of sources on this machine: two would judge the same footage twice."""
+        import fcntl
+
+        self.home.mkdir(parents=True, exist_ok=True)
+        handle = open(self.home / "watch.lock", "a+")  # noqa: SIM115 - held for the whole run
+        try:
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            handle.close()
+            raise IndexBusy(f"another watch over {', '.join(self.spec.sources)} is running on this machine",
+                            hint="Stop it first (its state is shared: the next start resumes it), or watch "
+                                 "other sources.") from None
+        return handle
+
+    async def _run(self, stop: asyncio.Event) -> AsyncIterator[Event]:
         await self._open()
         known = await self._resume()
         followers = []
