@@ -166,6 +166,10 @@ class Transcriber:
     def label(self) -> str:
         return f"whisper:{Path(self.model_name).name if os.path.isdir(self.model_name) else self.model_name}"
 
+    def load(self) -> None:
+        """Load the model now (a long-running caller, so its first transcript is not the slow one)."""
+        self._load()
+
     def _load(self):
         with self._lock:
             if self._model is None:

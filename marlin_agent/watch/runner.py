@@ -125,6 +125,7 @@ class Watcher:
     # --- start --------------------------------------------------------------------------
 
     async def _open(self) -> None:
+        from marlin_agent.app.warm import warm
         from marlin_agent.library.indexer import make_transcriber, open_library
         from marlin_agent.marlin.client import MarlinClient
         from marlin_agent.verification.entailment import entailment_model
@@ -136,6 +137,10 @@ class Watcher:
         self.library = await asyncio.to_thread(open_library, self.settings)
         await asyncio.to_thread(self.library.embedder.folder)
         self.transcriber = make_transcriber(self.settings) if self.settings.library.transcribe else None
+        if self.transcriber is not None:
+            await asyncio.to_thread(self.transcriber.load)
+        # Everything else a first judgement would load (its first alert should come as fast as the rest).
+        await asyncio.to_thread(warm, self.settings)
         self.client = MarlinClient(self.settings.server)
         self.state = WatchState(self.library, self.spec, self.home / "deliveries.jsonl")
 
