@@ -175,3 +175,12 @@ def test_a_contact_sheet_shows_each_moment_as_a_labelled_strip(shelf, library_en
     assert label_rows.sum() > 20  # the times are written above the strip
     columns_with_circle = {x // 246 for x in np.flatnonzero(picture_rows.sum(axis=0) > 3)}
     assert columns_with_circle == {0, 1, 2, 3}  # the circle is in every thumbnail
+
+
+def test_an_answer_that_rests_on_failed_marlin_calls_says_it_is_incomplete(shelf, library_env, simulator):
+    """Above all a "not found" while the server fails: it is not an honest "not found"."""
+    answer("the white circle", shelf, library_env)  # indexed while the server is well
+    simulator.state.fault = "error500"
+    result = answer("when does the orange star appear", shelf, library_env, **{"server.max_retries": 0})
+    assert not result.found
+    assert result.incomplete and "Marlin call" in result.incomplete and "Incomplete" in result.answer

@@ -17,7 +17,8 @@ import pytest
 from marlin_agent.verification.signals import iou
 
 QUESTION = "when does the red circle appear"
-FAST = "[watch]\npoll_seconds = 0.2\nsettle_seconds = 1.0\nreconnect_max_seconds = 2.0\nstream_timeout = 5.0\n"
+FAST = ("[server]\nmax_retries = 0\n[watch]\npoll_seconds = 0.2\nsettle_seconds = 1.0\nreconnect_max_seconds = 2.0\n"
+        "stream_timeout = 5.0\n")
 
 
 class WatchProcess:
@@ -335,3 +336,20 @@ def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_not
     assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 4
     assert status.footage.judged == len(list(home.glob("watch/*/recordings/*/*.mkv")))
     assert [gap.reason for gap in status.gaps] == ["the watch was not running"]
+
+
+def test_a_failing_server_is_waited_out_and_the_footage_judged_once_it_answers(tmp_path, watch_env, clips, simulator):
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    watch = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe"], watch_env)
+    try:
+        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        simulator.state.fault = "error500"
+        shutil.copy(clips["event"], camera / "during_outage.mp4")
+        watch.wait_for(lambda: any("waits, tried again" in line for line in watch.lines), what="the piece to wait")
+        assert not watch.alerts and not watch.judged("during_outage.mp4")
+        simulator.state.fault = None
+        watch.wait_for(lambda: watch.alerts, what="the alert once the server answers")
+    finally:
+        assert watch.stop() == 0
+    assert len(watch.alerts) == 1 and Path(watch.alerts[0]["video"]["path"]).name == "during_outage.mp4"

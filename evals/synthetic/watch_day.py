@@ -44,9 +44,7 @@ def simulate(settings: Settings, folder: Path, segments: int, seconds: float = 1
                             evidence=[Evidence(kind="grounding", text="a parcel", start=2, end=6, score=1.0)])
             alert = await watcher._occurrence(footage, footage.questions[0], moment, "Found", None, changed)
             made = [alert] if alert is not None else []
-        judged = footage.model_copy(update={"status": "judged", "judged": footage.questions, "video_id": f"v{n}"})
-        await asyncio.to_thread(watcher.state.judged, judged, made, list(changed.values()))
-        watcher._recordings.append((footage.origin + seconds, footage.path, f"v{n}"))
+        await watcher._settle(footage, f"v{n}", made, changed)
         return made
 
     async def picture(alert_id, footage, question, moment, answer, tools) -> Alert:  # no clip for a stand-in

@@ -73,6 +73,17 @@ def with_calibration(answer: Answer, tools: Toolbox) -> Answer:
     return answer.model_copy(update={"calibration": calibration.describe(), "answer": text})
 
 
+def with_failed_calls(answer: Answer, tools: Toolbox) -> Answer:
+    """An answer that rests on failed Marlin calls says so: "not found" while the server was failing is
+    not an honest "not found"."""
+    failed = tools.failed_calls
+    if not failed or answer.incomplete is not None:
+        return answer
+    why = (f"{len(failed)} Marlin call{'s' if len(failed) > 1 else ''} failed ({failed[0]}); moments in that "
+           "footage may be missing")
+    return answer.model_copy(update={"incomplete": why, "answer": f"{answer.answer} (Incomplete: {why}.)"})
+
+
 def _with_index_usage(answer: Answer, report, client: MarlinClient | None, **usage) -> Answer:
     """The answer with everything Marlin spent counted in its usage: the indexing run's calls and
     tokens, and the tokens of the calls made while answering (the toolbox counts those calls)."""
@@ -192,7 +203,7 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
         tools.note("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
                    f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
                    calls=report.marlin_calls, started=t)
-        answer = with_calibration(await planner.answer(question, video_ids), tools)
+        answer = with_failed_calls(with_calibration(await planner.answer(question, video_ids), tools), tools)
         if clips_dir is not None and answer.moments:
             answer = await cut_clips(tools, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):

@@ -89,6 +89,9 @@ class Toolbox:
         # Set by the planner from the question: a question about what is said is answered from speech.
         self.speech_question = False
         self.marlin_calls = 0
+        # Marlin calls that failed (the server's error, not a budget): an answer that rests on them may
+        # be missing moments, and must say so rather than read as an honest "not found".
+        self.failed_calls: list[str] = []
         self.trace: list[TraceStep] = []
         self.verified: list[Moment] = []
         self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
@@ -143,11 +146,15 @@ class Toolbox:
         except ChunkFailed as exc:
             if isinstance(exc.__cause__, BudgetExhausted):
                 raise exc.__cause__ from None
+            self.failed_calls.append(exc.message)
             return [], [exc.message]
         budget = next((f for f in failures if f.code == BudgetExhausted.code), None)
         if budget is not None and not answers:
             raise BudgetExhausted(budget.message)
-        return answers, [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in failures]
+        reasons = [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in failures]
+        self.failed_calls += [reason for f, reason in zip(failures, reasons, strict=True)
+                              if f.code != BudgetExhausted.code]
+        return answers, reasons
 
     async def _ground(self, video: VideoInfo, event: str, start: float, end: float,
                       meter: _Meter) -> tuple[float, float] | None:

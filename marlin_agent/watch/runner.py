@@ -25,6 +25,7 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
+from marlin_agent.clock import clock
 from marlin_agent.config import Settings, expand_secrets, secret_names
 from marlin_agent.errors import (
     ConfigError,
@@ -32,6 +33,7 @@ from marlin_agent.errors import (
     InputError,
     MarlinAgentError,
     NoVideosFound,
+    ServerError,
     VideoUnreadable,
 )
 from marlin_agent.watch.folder import FolderSource
@@ -52,6 +54,7 @@ from marlin_agent.watch.stream import (
 Event = Alert | Gap
 _RETRY_MAX = 60.0  # the longest wait before a piece is tried again after a server or store failure
 _OPTIMIZE_EVERY = 50  # judged pieces between compactions of the library (each piece adds table versions)
+_TRIES = 3  # judgements of a piece whose Marlin calls failed before it is judged on what worked
 
 
 def _transient(exc: MarlinAgentError) -> bool:
@@ -121,6 +124,7 @@ class Watcher:
         self._arrivals: list = []  # footage a recorder's thread handed over, still being noted down
         self._marks: dict[str, tuple[float, float | None]] = {}  # per stream: (wall end, stream end) recorded
         self._judged = 0
+        self._tries: dict[str, int] = {}  # pieces whose last judgement rested on failed Marlin calls
 
     # --- start --------------------------------------------------------------------------
 
@@ -253,22 +257,38 @@ class Watcher:
             raise VideoUnreadable(f"{footage.path}: {reason}")
         video = report.videos[0]
         alerts, changed = [], {}
+        failed = [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in video.failures]
         for question in footage.todo():
             planner, tools = make_planner(self.settings, self.library, self.client, [video.id])
             answer = with_calibration(await planner.answer(question, [video.id]), tools)
+            failed += tools.failed_calls
             for moment in sorted(answer.moments, key=lambda m: m.start):
                 alert = await self._occurrence(footage, question, moment, answer.answer, tools, changed)
                 if alert is not None:
                     alerts.append(alert)
-        judged = footage.model_copy(update={"status": "judged", "judged": footage.questions, "video_id": video.id,
-                                            "error": ""})
-        await asyncio.to_thread(self.state.judged, judged, alerts, list(changed.values()))
-        self._alert_ids.update(a.id for a in alerts)
+        # A judgement resting on failed Marlin calls could miss the event: the piece is tried again (a
+        # server under load recovers); after the last try it is judged on what did work, and says so.
+        tries = self._tries.get(footage.key, 0) + 1
+        if failed and tries < _TRIES:
+            self._tries[footage.key] = tries
+            raise ServerError(f"{len(failed)} Marlin call(s) failed on {Path(footage.path).name} ({failed[0]})")
+        self._tries.pop(footage.key, None)
+        note = f"judged with {len(failed)} failed Marlin call(s): {failed[0]}" if failed else ""
+        await self._settle(footage, video.id, alerts, changed, note)
         self.say(f"judged {Path(footage.path).name}: {len(footage.todo())} question(s), {len(alerts)} alert(s) "
-                 f"({time.monotonic() - started:.1f} s)")
-        if footage.kind == "segment":
-            self._recordings.append((footage.origin + (footage.duration or 0), footage.path, video.id))
+                 f"({time.monotonic() - started:.1f} s)" + (f"; {note}" if note else ""))
         return alerts
+
+    async def _settle(self, footage: Footage, video_id: str, alerts: list[Alert],
+                      changed: dict[tuple[str, str], Occurrence], note: str = "") -> None:
+        """Store a piece's judgement with its alerts and occurrences in one write, then hold them here."""
+        judged = footage.model_copy(update={"status": "judged", "judged": footage.questions, "video_id": video_id,
+                                            "error": note})
+        await asyncio.to_thread(self.state.judged, judged, alerts, list(changed.values()))
+        self._occurrences.update(changed)
+        self._alert_ids.update(a.id for a in alerts)
+        if footage.kind == "segment":
+            self._recordings.append((footage.origin + (footage.duration or 0), footage.path, video_id))
 
     async def _occurrence(self, footage: Footage, question: str, moment, answer: str, tools,
                           changed: dict) -> Alert | None:
@@ -278,10 +298,10 @@ class Watcher:
         latest = changed.get(where) or self._occurrences.get(where)
         decision = decide(latest, start, end, watch.join_seconds, watch.cooldown_seconds)
         if decision != "alert":
-            changed[where] = self._occurrences[where] = extended(latest, end)
+            changed[where] = extended(latest, end)
             return None
         alert_id = short_hash(self.spec.id, question, footage.timeline, round(start, 1))
-        changed[where] = self._occurrences[where] = opened(question, footage.timeline, alert_id, end)
+        changed[where] = opened(question, footage.timeline, alert_id, end)
         if alert_id in self._alert_ids:  # raised before a crash, and judged again: not a new alert
             return None
         return await self._alert(alert_id, footage, question, moment, answer, tools)
