@@ -89,6 +89,7 @@ def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_w
     try:
         watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
         shutil.copy(clips["event"], camera / "copied.mp4")
+        (camera / "broken.mp4").write_bytes(b"\0not a video" * 500)  # a corrupt file: reported, not fatal
         with open(camera / "slow.mp4", "wb") as slow:  # a file written over a few seconds
             data = clips["quiet"].read_bytes()
             for n in range(0, len(data), len(data) // 6 + 1):
@@ -96,9 +97,18 @@ def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_w
                 slow.flush()
                 time.sleep(0.5)
         watch.wait_for(lambda: watch.judged("copied.mp4") and watch.judged("slow.mp4"), what="both files judged")
+        watch.wait_for(lambda: any("could not judge" in line and "broken.mp4" in line for line in watch.lines),
+                       what="the corrupt file reported")
     finally:
         code = watch.stop()
     assert code == 0, watch.lines[-10:]
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.indexer import open_library
+    from marlin_agent.watch.state import watch_status
+
+    [status] = watch_status(open_library(load_settings(env=watch_env)))
+    assert (status.footage.judged, status.footage.failed, status.footage.pending) == (2, 1, 0)
+    assert Path(status.failed[0].path).name == "broken.mp4" and status.failed[0].error
     assert len(watch.alerts) == 1, watch.alerts
     alert = watch.alerts[0]
     assert alert["type"] == "alert" and alert["question"] == QUESTION

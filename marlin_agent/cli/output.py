@@ -44,7 +44,8 @@ def reopen_console() -> None:
 
 def say(message: str) -> None:
     """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
-    stderr.print(f"[dim]{escape(message)}[/]", highlight=False)
+    # Never wrapped: a line in a log (a service's journal, a file) is one line whatever the width.
+    stderr.print(f"[dim]{escape(message)}[/]", highlight=False, soft_wrap=True)
 
 
 class _SayNotices(logging.Handler):

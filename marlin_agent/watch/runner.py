@@ -347,7 +347,7 @@ class Watcher:
                     if not _transient(exc):
                         failed = footage.model_copy(update={"status": "failed", "error": f"{exc.code}: {exc.message}"})
                         await asyncio.to_thread(self.state.found, failed)
-                        self.say(f"could not judge {footage.path}: {exc.message}")
+                        self.say(f"could not judge {Path(footage.path).name}: {exc.message}")
                         alerts = []
                         break
                     self.say(f"{exc.message}; {Path(footage.path).name} waits, tried again in {wait:.0f} s")
