@@ -363,3 +363,22 @@ def test_a_failing_server_is_waited_out_and_the_footage_judged_once_it_answers(t
     finally:
         assert watch.stop() == 0
     assert len(watch.alerts) == 1 and Path(watch.alerts[0]["video"]["path"]).name == "during_outage.mp4"
+
+
+def test_an_rtsp_camera_pulled_as_an_nvr_pulls_it_gives_the_alert(tmp_path, watch_env, live_clips):
+    from evals.synthetic.live import RtspRelay, publish_rtsp
+
+    with RtspRelay() as camera:
+        watch = WatchProcess([camera.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
+        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        publisher = publish_rtsp(live_clips["event"], camera.url)  # the camera comes on: the watch keeps trying
+        try:
+            watch.wait_for(lambda: watch.alerts, what="the alert")
+            publisher.wait(60)  # the rest of the event's footage, and the camera going away
+            watch.wait_for(lambda: any("could not open" in line for line in watch.lines), what="the drop noticed")
+        finally:
+            assert watch.stop() == 0
+            publisher.kill()
+    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
+    alert = watch.alerts[0]
+    assert alert["source"] == camera.url and alert["wall_start"] and Path(alert["video"]["path"]).suffix == ".mkv"

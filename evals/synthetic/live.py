@@ -251,3 +251,137 @@ class Mosquitto:
         if self.process is not None:
             self.process.terminate()
             self.process.wait(10)
+
+
+class RtspRelay:
+    """A small RTSP server on loopback, as a camera or a media server is to a client that pulls: a sender
+    publishes to ``url`` (ANNOUNCE, SETUP, RECORD; RTP interleaved over TCP, as ``publish_rtsp`` does) and
+    each player (DESCRIBE, SETUP, PLAY) gets its packets. When the sender goes, players are dropped and
+    ``url`` answers 404 until one publishes again: a camera that went away."""
+
+    def __init__(self, path: str = "camera") -> None:
+        self.server = socket.create_server(("127.0.0.1", 0))
+        self.url = f"rtsp://127.0.0.1:{self.server.getsockname()[1]}/{path}"
+        self.sdp: bytes | None = None
+        self.players: list[tuple[socket.socket, dict[int, int]]] = []  # socket, stream index -> first channel
+        self.lock = threading.Lock()
+        self.closed = False
+
+    def __enter__(self) -> RtspRelay:
+        threading.Thread(target=self._accept, daemon=True).start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.closed = True
+        self.server.close()
+        with self.lock:
+            for player, _ in self.players:
+                _hang_up(player)
+
+    def _accept(self) -> None:
+        while not self.closed:
+            try:
+                connection, _ = self.server.accept()
+            except OSError:
+                return
+            threading.Thread(target=self._serve, args=(connection,), daemon=True).start()
+
+    @staticmethod
+    def _read_exact(connection: socket.socket, count: int) -> bytes:
+        data = b""
+        while len(data) < count:
+            piece = connection.recv(count - len(data))
+            if not piece:
+                raise ConnectionError("closed")
+            data += piece
+        return data
+
+    def _request(self, connection: socket.socket, first: bytes) -> tuple[str, dict[str, str], bytes]:
+        head = first
+        while b"\r\n\r\n" not in head:
+            head += self._read_exact(connection, 1)
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {k.strip().lower(): v.strip() for k, _, v in (line.partition(":") for line in lines[1:] if line)}
+        body = self._read_exact(connection, int(headers.get("content-length", 0)))
+        return lines[0], headers, body
+
+    @staticmethod
+    def _reply(connection: socket.socket, headers: dict[str, str], status: str = "200 OK",
+               extra: dict[str, str] | None = None, body: bytes = b"") -> None:
+        lines = [f"RTSP/1.0 {status}", f"CSeq: {headers.get('cseq', '0')}", *[f"{k}: {v}" for k, v in
+                                                                             (extra or {}).items()]]
+        if body:
+            lines.append(f"Content-Length: {len(body)}")
+        connection.sendall(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + body)
+
+    def _serve(self, connection: socket.socket) -> None:
+        publishing, channels = False, {}
+        try:
+            while True:
+                first = self._read_exact(connection, 1)
+                if first == b"$":  # an interleaved RTP/RTCP packet from the sender
+                    channel, size = self._read_exact(connection, 1)[0], int.from_bytes(self._read_exact(connection, 2))
+                    self._forward(channel, self._read_exact(connection, size))
+                    continue
+                line, headers, body = self._request(connection, first)
+                method = line.split()[0]
+                session = {"Session": "4242"}
+                if method == "OPTIONS":
+                    self._reply(connection, headers, extra={
+                        "Public": "OPTIONS, DESCRIBE, ANNOUNCE, SETUP, PLAY, RECORD, TEARDOWN, GET_PARAMETER"})
+                elif method == "ANNOUNCE":
+                    publishing, self.sdp = True, body
+                    self._reply(connection, headers)
+                elif method == "DESCRIBE":
+                    if self.sdp is None:
+                        self._reply(connection, headers, "404 Not Found")
+                    else:
+                        self._reply(connection, headers, extra={"Content-Base": self.url + "/",
+                                                                "Content-Type": "application/sdp"}, body=self.sdp)
+                elif method == "SETUP":
+                    transport = headers.get("transport", "")
+                    index = int(line.split()[1].rsplit("=", 1)[-1]) if "streamid=" in line else len(channels)
+                    first_channel = int(transport.split("interleaved=")[1].split("-")[0]) if "interleaved=" in \
+                        transport else 2 * index
+                    channels[index] = first_channel
+                    self._reply(connection, headers, extra={**session, "Transport": transport})
+                elif method == "PLAY":
+                    self._reply(connection, headers, extra=session)
+                    with self.lock:
+                        self.players.append((connection, dict(channels)))
+                elif method == "TEARDOWN":
+                    self._reply(connection, headers, extra=session)
+                    break
+                else:  # RECORD, GET_PARAMETER (a keep-alive)
+                    self._reply(connection, headers, extra=session)
+        except (ConnectionError, OSError, ValueError, IndexError):
+            pass
+        finally:
+            if publishing:  # the camera went away: so does its stream
+                self.sdp = None
+                with self.lock:
+                    for player, _ in self.players:
+                        _hang_up(player)
+                    self.players.clear()
+            _hang_up(connection)
+
+    def _forward(self, channel: int, payload: bytes) -> None:
+        with self.lock:
+            for player, channels in list(self.players):
+                first = channels.get(channel // 2)
+                if first is None:
+                    continue
+                try:
+                    player.sendall(b"$" + bytes([first + channel % 2]) + len(payload).to_bytes(2) + payload)
+                except OSError:
+                    self.players.remove((player, channels))
+
+
+def _hang_up(connection: socket.socket) -> None:
+    """Close a connection another thread may be reading: shut down first, so that the reader wakes and the
+    peer sees the end at once."""
+    try:
+        connection.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    connection.close()
