@@ -272,11 +272,22 @@ def test_an_rtsp_stream_cut_and_restarted_reports_the_gap_and_alerts_once(tmp_pa
     assert len(gaps) == 1 and gaps[0]["source"] == url + "?listen" and gaps[0]["seconds"] >= 2.5, gaps
 
 
-def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_path, watch_env, clips):
+def _mcp(env: dict[str, str], root: Path, work):
+    """``work(client)`` against `marlin-agent mcp --root ROOT`, driven by the SDK's own client."""
     import asyncio
 
     from mcp import Client, StdioServerParameters
 
+    async def run():
+        params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(root)],
+                                       env={**os.environ, **env}, cwd=str(root))
+        async with Client(params, read_timeout_seconds=120) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_path, watch_env, clips):
     from marlin_agent import VideoAgent
 
     camera = tmp_path / "camera"
@@ -288,29 +299,21 @@ def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_p
     watching.close()  # stops the watch cleanly
     assert alert.type == "alert" and Path(alert.video.path).name == "waiting.mp4"
 
-    async def status():
-        params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(tmp_path)],
-                                       env={**os.environ, **watch_env}, cwd=str(tmp_path))
-        async with Client(params, read_timeout_seconds=120) as client:
-            listed = (await client.call_tool("watch_status", {})).structured_content
-            resource = await client.read_resource("marlin://watch/alerts")
-            return listed, json.loads(resource.contents[0].text)
+    async def status(client):
+        listed = (await client.call_tool("watch_status", {})).structured_content
+        resource = await client.read_resource("marlin://watch/alerts")
+        return listed, json.loads(resource.contents[0].text)
 
-    listed, alerts = asyncio.run(status())
+    listed, alerts = _mcp(watch_env, tmp_path, status)
     [watch] = listed["watches"]
     assert watch["sources"] == [str(camera.resolve())] and watch["questions"] == [QUESTION]
     assert watch["alerts"] == 1 and watch["recent_alerts"][0]["id"] == alert.id
     assert [a["id"] for a in alerts["alerts"]] == [alert.id]
-
-    async def outside():  # a server whose roots do not hold the watched folder shows nothing of it
-        other = tmp_path / "elsewhere"
-        other.mkdir()
-        params = StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(other)],
-                                       env={**os.environ, **watch_env}, cwd=str(other))
-        async with Client(params, read_timeout_seconds=120) as client:
-            return (await client.call_tool("watch_status", {})).structured_content
-
-    assert asyncio.run(outside())["watches"] == []
+    # A server whose roots do not hold the watched folder shows nothing of it.
+    other = tmp_path / "elsewhere"
+    other.mkdir()
+    elsewhere = _mcp(watch_env, other, lambda client: client.call_tool("watch_status", {}))
+    assert elsewhere.structured_content["watches"] == []
 
 
 def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_nothing_repeated(
