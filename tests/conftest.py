@@ -138,3 +138,12 @@ def library_env(simulator, tmp_path, offline_models, staged_clips) -> dict[str, 
     (home / "cache").mkdir(parents=True)
     (home / "cache" / "clips").symlink_to(staged_clips, target_is_directory=True)
     return {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
+
+
+@pytest.fixture
+def watch_env(library_env) -> dict[str, str]:
+    """``library_env`` with a config.toml that makes a watch quick (see ``FAST_WATCH_CONFIG``)."""
+    from evals.synthetic.watch_cli import FAST_WATCH_CONFIG
+
+    (Path(library_env["MARLIN_HOME"]) / "config.toml").write_text(FAST_WATCH_CONFIG)
+    return library_env

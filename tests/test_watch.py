@@ -1,74 +1,21 @@
-"""`watch`: standing questions over a growing folder and live streams, alerting once per occurrence."""
+"""`watch` over folders: new files judged once they settle, alerts delivered once (webhook, MQTT, a command)
+across kills, the Python API's generator and the MCP server's view; streams are in test_watch_streams."""
 
 from __future__ import annotations
 
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 
 import pytest
 
+from evals.synthetic.watch_cli import WatchProcess
 from marlin_agent.verification.signals import iou
 
 QUESTION = "when does the red circle appear"
-FAST = ("[server]\nmax_retries = 0\n[watch]\npoll_seconds = 0.2\nsettle_seconds = 1.0\nreconnect_max_seconds = 2.0\n"
-        "stream_timeout = 5.0\n")
-
-
-class WatchProcess:
-    """`marlin-agent watch ... --json` in its own process, its output read as it comes."""
-
-    def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.process = subprocess.Popen([sys.executable, "-m", "marlin_agent", "watch", *args, "--json"],
-                                        env={**os.environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                        text=True)
-        self.alerts: list[dict] = []
-        self.lines: list[str] = []
-        self._readers = [threading.Thread(target=self._read, args=(self.process.stdout, True), daemon=True),
-                         threading.Thread(target=self._read, args=(self.process.stderr, False), daemon=True)]
-        for reader in self._readers:
-            reader.start()
-
-    def _read(self, stream, is_stdout: bool) -> None:
-        for line in stream:
-            if is_stdout:
-                self.alerts.append(json.loads(line))
-            else:
-                self.lines.append(line.rstrip())
-
-    def wait_for(self, condition, timeout: float = 120.0, what: str = "") -> None:
-        deadline = time.monotonic() + timeout
-        while not condition():
-            if self.process.poll() is not None:
-                raise AssertionError(f"watch exited ({self.process.returncode}) waiting for {what}:\n"
-                                     + "\n".join(self.lines[-30:]))
-            if time.monotonic() > deadline:
-                raise AssertionError(f"timed out waiting for {what}:\n" + "\n".join(self.lines[-30:]))
-            time.sleep(0.1)
-
-    def judged(self, name: str) -> bool:
-        return any(line.startswith(f"judged {name}") for line in self.lines)
-
-    def stop(self, sig: int = signal.SIGTERM, timeout: float = 60.0) -> int:
-        self.process.send_signal(sig)
-        code = self.process.wait(timeout)
-        for reader in self._readers:
-            reader.join(5)
-        return code
-
-
-@pytest.fixture
-def watch_env(library_env) -> dict[str, str]:
-    home = Path(library_env["MARLIN_HOME"])
-    (home / "config.toml").write_text(FAST)
-    return library_env
-
 
 @pytest.fixture(scope="module")
 def clips(make_footage) -> dict[str, Path]:
@@ -87,7 +34,7 @@ def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_w
     shutil.copy(clips["event"], camera / "before.mp4")  # already there: not new footage
     watch = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe"], watch_env)
     try:
-        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        watch.started()
         shutil.copy(clips["event"], camera / "copied.mp4")
         (camera / "broken.mp4").write_bytes(b"\0not a video" * 500)  # a corrupt file: reported, not fatal
         with open(camera / "slow.mp4", "wb") as slow:  # a file written over a few seconds
@@ -145,7 +92,7 @@ def test_alerts_reach_a_webhook_an_mqtt_broker_and_a_command_once_even_across_a_
                 "--notify", f"mqtt://127.0.0.1:{broker.port}/home/marlin/alerts",
                 "--notify", f"cmd:{sys.executable} {script} {received}"]
         first = WatchProcess(args, watch_env)
-        first.wait_for(lambda: any("watching" in line for line in first.lines), what="the watch to start")
+        first.started()
         shutil.copy(clips["event"], camera / "one.mp4")
         # Killed once the broker and the command have the alert and the webhook has refused it once
         # (503): its retry, a second later, has not happened yet.
@@ -187,89 +134,6 @@ def test_alerts_reach_a_webhook_an_mqtt_broker_and_a_command_once_even_across_a_
         assert not any("tok-5ecret" in line for line in run.lines)
     state = next(home.glob("watch/*/alerts.jsonl")).read_text()
     assert "tok-5ecret" not in state and "${HOOK_TOKEN}" in state
-
-
-@pytest.fixture(scope="module")
-def live_clips(make_footage, tmp_path_factory) -> dict[str, Path]:
-    """Footage as a camera sends it (a keyframe a second): one with the event across 8-14 s, one without."""
-    from evals.synthetic.live import keyframed
-
-    folder = tmp_path_factory.mktemp("live")
-    event = make_footage("live_event", duration=24, backdrop="street",
-                         events=[{"colour": "red", "shape": "circle", "start": 8, "end": 14}])
-    quiet = make_footage("live_quiet", duration=12, backdrop="street",
-                         events=[{"colour": "blue", "shape": "square", "start": 2, "end": 8}])
-    return {"event": keyframed(event, folder / "event.mp4"), "quiet": keyframed(quiet, folder / "quiet.mp4")}
-
-
-def _judged_count(watch: WatchProcess) -> int:
-    return sum(line.startswith("judged ") for line in watch.lines)
-
-
-def _stream_seconds(alert: dict, home: Path) -> float:
-    """Where the alert starts in the stream: its segment's wall-clock start minus the first segment's."""
-    from marlin_agent.watch.stream import wall_start_of
-
-    segments = sorted(home.glob("watch/*/recordings/*/*.mkv"))
-    first = wall_start_of(segments[0])
-    return wall_start_of(Path(alert["video"]["path"])) + alert["start"] - first
-
-
-def test_a_live_hls_stream_gets_one_alert_for_an_event_that_runs_across_two_segments(tmp_path, watch_env, live_clips):
-    from evals.synthetic.live import LiveHls, hls_segments
-
-    segments = hls_segments(live_clips["event"], tmp_path / "hls", 1.0)
-    with LiveHls(tmp_path / "hls", segments) as live:
-        watch = WatchProcess([live.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
-        try:
-            watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
-            live.go_live()
-            watch.wait_for(lambda: live.finished and _judged_count(watch) >= 4, what="the stream recorded and judged")
-            time.sleep(1.0)
-        finally:
-            code = watch.stop()
-    assert code == 0, watch.lines[-10:]
-    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
-    alert = watch.alerts[0]
-    assert alert["wall_start"] and alert["source"] == live.url
-    assert abs(_stream_seconds(alert, Path(watch_env["MARLIN_HOME"])) - 8) <= 1.5, alert
-
-
-def test_an_rtsp_stream_cut_and_restarted_reports_the_gap_and_alerts_once(tmp_path, watch_env, live_clips):
-    from evals.synthetic.live import free_port, publish_rtsp
-
-    url = f"rtsp://127.0.0.1:{free_port()}/camera"
-    watch = WatchProcess([url + "?listen", "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
-    publishers = []
-
-    def publish(video: Path) -> None:
-        for _ in range(20):  # the watch may be between two waits for a sender
-            publishers.append(publish_rtsp(video, url))
-            time.sleep(1.0)
-            if publishers[-1].poll() is None:
-                return
-        raise AssertionError(publishers[-1].stderr.read())
-
-    try:
-        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
-        publish(live_clips["event"])
-        watch.wait_for(lambda: watch.alerts, what="the alert")
-        publishers[-1].kill()  # the camera drops in the middle of the event's last seconds
-        time.sleep(3.0)
-        judged = _judged_count(watch)
-        publish(live_clips["quiet"])
-        publishers[-1].wait(60)
-        watch.wait_for(lambda: any(line.startswith("gap in") for line in watch.lines), what="the gap")
-        watch.wait_for(lambda: _judged_count(watch) >= judged + 2, what="the restarted stream judged")
-    finally:
-        code = watch.stop()
-        for publisher in publishers:
-            publisher.kill()
-    assert code == 0, watch.lines[-10:]
-    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
-    gaps = [json.loads(line) for line in next(Path(watch_env["MARLIN_HOME"]).glob("watch/*/gaps.jsonl"))
-            .read_text().splitlines()]
-    assert len(gaps) == 1 and gaps[0]["source"] == url + "?listen" and gaps[0]["seconds"] >= 2.5, gaps
 
 
 def _mcp(env: dict[str, str], root: Path, work):
@@ -316,47 +180,12 @@ def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_p
     assert elsewhere.structured_content["watches"] == []
 
 
-def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_nothing_repeated(
-        tmp_path, watch_env, live_clips):
-    from evals.synthetic.live import LiveHls, hls_segments
-    from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import open_library
-    from marlin_agent.watch.state import watch_status
-
-    segments = hls_segments(live_clips["event"], tmp_path / "hls", 1.0)
-    home = Path(watch_env["MARLIN_HOME"])
-    with LiveHls(tmp_path / "hls", segments) as live:
-        args = [live.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"]
-        first = WatchProcess(args, watch_env)
-        first.wait_for(lambda: any("watching" in line for line in first.lines), what="the watch to start")
-        live.go_live()
-        first.wait_for(lambda: _judged_count(first) >= 1 and list(home.glob("watch/*/recordings/*/*.part")),
-                       what="a segment judged and the next one being written")
-        first.process.kill()
-        first.process.wait(10)
-        second = WatchProcess(args, watch_env)
-        try:
-            second.wait_for(lambda: live.finished and _judged_count(first) + _judged_count(second) >= 4,
-                            what="the rest recorded and judged")
-            time.sleep(2.0)
-        finally:
-            assert second.stop() == 0
-    alerts = first.alerts + second.alerts
-    assert len(alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in alerts]
-    assert abs(_stream_seconds(alerts[0], home) - 8) <= 1.5
-    assert not list(home.glob("watch/*/recordings/*/*.part"))
-    [status] = watch_status(open_library(load_settings(env=watch_env)))
-    assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 4
-    assert status.footage.judged == len(list(home.glob("watch/*/recordings/*/*.mkv")))
-    assert [gap.reason for gap in status.gaps] == ["the watch was not running"]
-
-
 def test_a_failing_server_is_waited_out_and_the_footage_judged_once_it_answers(tmp_path, watch_env, clips, simulator):
     camera = tmp_path / "camera"
     camera.mkdir()
     watch = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe"], watch_env)
     try:
-        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
+        watch.started()
         simulator.state.fault = "error500"
         shutil.copy(clips["event"], camera / "during_outage.mp4")
         watch.wait_for(lambda: any("waits, tried again" in line for line in watch.lines), what="the piece to wait")
@@ -368,20 +197,3 @@ def test_a_failing_server_is_waited_out_and_the_footage_judged_once_it_answers(t
     assert len(watch.alerts) == 1 and Path(watch.alerts[0]["video"]["path"]).name == "during_outage.mp4"
 
 
-def test_an_rtsp_camera_pulled_as_an_nvr_pulls_it_gives_the_alert(tmp_path, watch_env, live_clips):
-    from evals.synthetic.live import RtspRelay, publish_rtsp
-
-    with RtspRelay() as camera:
-        watch = WatchProcess([camera.url, "--ask", QUESTION, "--no-transcribe", "--chunk-seconds", "6"], watch_env)
-        watch.wait_for(lambda: any("watching" in line for line in watch.lines), what="the watch to start")
-        publisher = publish_rtsp(live_clips["event"], camera.url)  # the camera comes on: the watch keeps trying
-        try:
-            watch.wait_for(lambda: watch.alerts, what="the alert")
-            publisher.wait(60)  # the rest of the event's footage, and the camera going away
-            watch.wait_for(lambda: any("could not open" in line for line in watch.lines), what="the drop noticed")
-        finally:
-            assert watch.stop() == 0
-            publisher.kill()
-    assert len(watch.alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in watch.alerts]
-    alert = watch.alerts[0]
-    assert alert["source"] == camera.url and alert["wall_start"] and Path(alert["video"]["path"]).suffix == ".mkv"
