@@ -59,7 +59,7 @@ def _media() -> Check:
 def _extras() -> list[Check]:
     wanted = [("library", "lancedb", "search and the index"), ("library", "onnxruntime", "search and verification"),
               ("transcripts", "faster_whisper", "speech transcripts"), ("youtube", "yt_dlp", "URLs"),
-              ("planner", "pydantic_ai", "--planner and extract")]
+              ("planner", "pydantic_ai", "--planner and extract"), ("watch", "paho", "watch's MQTT alerts")]
     checks = []
     for extra, module, needed_for in wanted:
         present = importlib.util.find_spec(module) is not None
