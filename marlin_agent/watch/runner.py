@@ -192,10 +192,18 @@ class Watcher:
         return source
 
     async def _follow_folder(self, source: FolderSource) -> None:
+        trouble = ""
         while True:
-            for path, key in await asyncio.to_thread(source.scan):
-                await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
-                                          timeline=key, origin=0.0, wall_start=None, questions=self.questions))
+            try:
+                for path, key in await asyncio.to_thread(source.scan):
+                    await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
+                                              timeline=key, origin=0.0, wall_start=None, questions=self.questions))
+                trouble = ""
+            except (OSError, MarlinAgentError) as exc:  # a folder gone for a while, a store that failed
+                message = exc.message if isinstance(exc, MarlinAgentError) else str(exc)
+                if message != trouble:  # said once, not on every pass
+                    self.say(f"{source.folder}: {message}; still watching")
+                trouble = message
             await asyncio.sleep(self.settings.watch.poll_seconds)
 
     def _segment_footage(self, url: str, segment: Segment) -> Footage:
