@@ -196,8 +196,12 @@ class Watcher:
         while True:
             try:
                 for path, key in await asyncio.to_thread(source.scan):
-                    await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
-                                              timeline=key, origin=0.0, wall_start=None, questions=self.questions))
+                    try:
+                        await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
+                                                  timeline=key, origin=0.0, wall_start=None, questions=self.questions))
+                    except MarlinAgentError:
+                        source.known.discard(key)  # not noted down: noticed again on a later pass
+                        raise
                 trouble = ""
             except (OSError, MarlinAgentError) as exc:  # a folder gone for a while, a store that failed
                 message = exc.message if isinstance(exc, MarlinAgentError) else str(exc)
