@@ -52,6 +52,7 @@ from marlin_agent.library.transcripts import (
     Transcript,
     cached_transcript,
     parse_subtitles,
+    transcriber_for,
 )
 from marlin_agent.marlin.prompts import PROMPT_VERSION
 from marlin_agent.media.address_guard import internal
@@ -486,10 +487,6 @@ class WriteLock:
             self._handle = None
 
 
-def make_transcriber(settings: Settings) -> Transcriber:
-    return Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models")
-
-
 def open_library(settings: Settings) -> Library:
     return Library(settings.db_path, shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
                                                      graphs=settings.graphs_dir))
@@ -529,7 +526,7 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
     if not settings.library.transcribe:
         transcriber = None
     elif transcriber is None:
-        transcriber = make_transcriber(settings)
+        transcriber = transcriber_for(settings)
     # The embedding model, found or fetched now: with no hub and no copy, say so in seconds rather
     # than after the first Marlin answers. (Whisper's, once a video turns out to need a transcript.)
     await asyncio.to_thread(library.embedder.folder)

@@ -247,13 +247,18 @@ def cached_transcript(video: VideoInfo, transcriber: Transcriber, cache_dir: Pat
     return transcript
 
 
+def transcriber_for(settings) -> Transcriber:
+    """The transcriber the settings name, keeping downloaded models in the cache."""
+    return Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models")
+
+
 async def speech_of(video: VideoInfo, settings, warn=None) -> list[TranscriptLine] | None:
     """What is said in ``video`` (cached per video and model), or None when there is nothing to hear
     or transcription is off or not installed (``warn`` says which)."""
     if not video.has_audio or not settings.library.transcribe:
         return None
     try:
-        transcriber = Transcriber(settings.library.whisper_model, cache=settings.cache_dir / "models")
+        transcriber = transcriber_for(settings)
         transcript = await asyncio.to_thread(cached_transcript, video, transcriber, settings.cache_dir)
     except MissingDependency as exc:
         if warn:

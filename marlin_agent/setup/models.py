@@ -32,7 +32,7 @@ class NeededModel:
 def needed_models(settings: Settings, speech: bool) -> list[NeededModel]:
     """Every model search, verification and (with ``speech``) transcription will load, in that order."""
     from marlin_agent.library.embeddings import Embedder
-    from marlin_agent.library.transcripts import Transcriber
+    from marlin_agent.library.transcripts import transcriber_for
     from marlin_agent.model_store import local_model
     from marlin_agent.verification.entailment import model_folder
     from marlin_agent.verification.wordnet import resolve_wordnet
@@ -52,7 +52,7 @@ def needed_models(settings: Settings, speech: bool) -> list[NeededModel]:
                     lambda: resolve_wordnet(verify.wordnet, settings.cache_dir)),
     ]
     if speech:
-        transcriber = Transcriber(settings.library.whisper_model, cache=cache)
+        transcriber = transcriber_for(settings)
         models.append(NeededModel("speech", transcriber.model_name, "MARLIN_WHISPER_MODEL", transcriber.local_folder,
                                   lambda: Path(transcriber.folder())))
     return models

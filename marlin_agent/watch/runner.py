@@ -130,7 +130,8 @@ class Watcher:
 
     async def _open(self) -> None:
         from marlin_agent.app.warm import warm
-        from marlin_agent.library.indexer import make_transcriber, open_library
+        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.transcripts import transcriber_for
         from marlin_agent.marlin.client import MarlinClient
         from marlin_agent.verification.entailment import entailment_model
         from marlin_agent.verification.wordnet import open_wordnet
@@ -140,7 +141,7 @@ class Watcher:
         await asyncio.to_thread(open_wordnet, self.settings.verify.wordnet, self.settings.cache_dir)
         self.library = await asyncio.to_thread(open_library, self.settings)
         await asyncio.to_thread(self.library.embedder.folder)
-        self.transcriber = make_transcriber(self.settings) if self.settings.library.transcribe else None
+        self.transcriber = transcriber_for(self.settings) if self.settings.library.transcribe else None
         if self.transcriber is not None:
             await asyncio.to_thread(self.transcriber.load)
         # Everything else a first judgement would load (its first alert should come as fast as the rest).
