@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from marlin_agent.app.ask import ask
+from marlin_agent.app.ask import ask, verify_find
 from marlin_agent.config import load_settings
 from marlin_agent.errors import NoVideosFound
 from marlin_agent.planners.pipeline import event_description
@@ -184,3 +184,6 @@ def test_an_answer_that_rests_on_failed_marlin_calls_says_it_is_incomplete(shelf
     result = answer("when does the orange star appear", shelf, library_env, **{"server.max_retries": 0})
     assert not result.found
     assert result.incomplete and "Marlin call" in result.incomplete and "Incomplete" in result.answer
+    settings = load_settings({"library.transcribe": False, "server.max_retries": 0}, env=library_env)
+    verified = asyncio.run(verify_find("an orange star", shelf / "short_field.mp4", settings))  # find --verify
+    assert not verified.found and verified.incomplete and "Marlin call" in verified.incomplete

@@ -174,8 +174,8 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     find_prompt(event)  # refuse an unusable event before any work
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
-        answer = with_calibration(await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id,
-                                                                                          start, end), tools)
+        verified = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
+        answer = with_failed_calls(with_calibration(verified, tools), tools)
     return _with_index_usage(answer, report, client)
 
 
