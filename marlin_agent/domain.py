@@ -216,7 +216,7 @@ class Answer(Record):
     rejected: list[Moment] = Field(default=[], description="Candidates that did not pass verification, with why.")
     trace: list[TraceStep] = []
     usage: Usage = Usage()
-    incomplete: str | None = Field(None, description="Why the run stopped before it finished (a budget, a "
-                                   "failing planner); the answer then rests on the evidence gathered until then.")
+    incomplete: str | None = Field(None, description="Why the answer may be partial (a budget, a failing planner, "
+                                   "Marlin calls that failed); it then rests on the evidence that was gathered.")
     calibration: str = Field("", description="Whose weights turned evidence into confidences: fitted for the "
                              "entailment model in use, priors, or uncalibrated (with the command that fits them).")
