@@ -324,6 +324,18 @@ def expand_secrets(text: str, settings: Settings, env: Mapping[str, str] | None 
     return _SECRET.sub(value, text)
 
 
+def refuse_written_password(url: str, what: str, example: str) -> None:
+    """A password in ``url`` must be a ``${NAME}``: written out, it would sit in the shell's history, the
+    process list and a watch's stored state."""
+    import urllib.parse
+
+    password = urllib.parse.urlsplit(url).password
+    if password and not secret_names(urllib.parse.unquote(password)):
+        raise ConfigError(f"{what} password was written on the command line",
+                          hint=f"Put it in credentials.toml under [watch.secrets] (or the environment) and write "
+                               f"{example} instead.")
+
+
 def default_home(env: Mapping[str, str]) -> Path:
     if env.get("MARLIN_HOME"):
         return Path(env["MARLIN_HOME"]).expanduser()

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from evals.synthetic.live import free_port
 from evals.synthetic.standin_engine import build_wheel, make_source_repository
 from marlin_agent.config import load_settings
 from marlin_agent.engines import EngineManager, Launch, Platform, ensure_server, recipe
@@ -119,10 +120,6 @@ def test_an_engine_this_machine_cannot_run_is_refused_with_the_alternative(tmp_p
 # --- the lifecycle against the stand-in ------------------------------------------------------
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _write_config(home: Path, wheel: Path, mlx_source: str, **engine) -> None:
@@ -142,7 +139,7 @@ def engine_home(tmp_path_factory) -> Path:
     home = tmp_path_factory.mktemp("engine-home")
     wheel = build_wheel(tmp_path_factory.mktemp("wheel"))
     source = make_source_repository(tmp_path_factory.mktemp("sglang-source"), wheel)
-    _write_config(home, wheel, source, default="vllm", port=_free_port(), planner_port=_free_port())
+    _write_config(home, wheel, source, default="vllm", port=free_port(), planner_port=free_port())
     for name in ("vllm", "sglang", "mlx"):
         result = invoke(["engine", "install", name, "--json"], {"MARLIN_HOME": str(home)})
         assert result.exit_code == 0, result.stdout + result.stderr
@@ -215,7 +212,7 @@ def test_sglang_and_the_mlx_port_start_and_answer_under_their_served_names(home_
     settings = load_settings(env=home_env)
     manager = EngineManager(settings)
     for name, served in (("sglang", "NemoStation/Marlin-2B"), ("mlx", "NemoStation/Marlin-2B-MLX-8bit")):
-        state = manager.start(name, port=_free_port())
+        state = manager.start(name, port=free_port())
         models = httpx.get(state.base_url + "/models", timeout=5).json()["data"]
         assert [m["id"] for m in models] == [served] and state.model == served
         manager.stop(name)
@@ -234,7 +231,7 @@ def test_a_gated_download_becomes_the_access_link(home_env, monkeypatch):
 def test_an_engine_that_dies_while_starting_reports_its_log(engine_home, tmp_path, offline_models):
     settings = load_settings({"engine.extra_args": ["--no-such-flag"]}, env={"MARLIN_HOME": str(engine_home)})
     with pytest.raises(EngineFailed) as failed:
-        EngineManager(settings).start("vllm", port=_free_port())
+        EngineManager(settings).start("vllm", port=free_port())
     assert "unrecognized arguments: --no-such-flag" in failed.value.message
     assert failed.value.hint.endswith("marlin.log.")
 
@@ -271,8 +268,8 @@ def test_local_setup_installs_starts_tests_and_makes_the_engine_the_default(home
 
 def test_a_second_server_for_a_local_planner_runs_beside_marlin(home_env):
     manager = EngineManager(load_settings(env=home_env))
-    marlin = manager.start("vllm", port=_free_port())
-    planner = manager.start("vllm", role="planner", model="Qwen/Qwen3-4B", port=_free_port())
+    marlin = manager.start("vllm", port=free_port())
+    planner = manager.start("vllm", role="planner", model="Qwen/Qwen3-4B", port=free_port())
     try:
         assert "--hf-overrides" not in planner.command and planner.command[1:3] == ["serve", "Qwen/Qwen3-4B"]
         assert [m["id"] for m in httpx.get(planner.base_url + "/models", timeout=5).json()["data"]] == ["Qwen/Qwen3-4B"]
@@ -377,7 +374,7 @@ def test_uninstall_stops_the_engine_and_removes_its_environment(tmp_path, engine
     shutil.copy(engine_home / "config.toml", home / "config.toml")
     env = {"MARLIN_HOME": str(home)}
     manager = EngineManager(load_settings(env=env))
-    state = manager.start("sglang", port=_free_port())
+    state = manager.start("sglang", port=free_port())
     removed = document(invoke(["engine", "uninstall", "sglang", "--json"], env))
     assert removed == {"schema_version": "1", "engine": "sglang", "removed": True}
     assert not (home / "engines" / "sglang").exists()

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.synthetic.live import free_port
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.library.shards import Shard
 
@@ -262,7 +263,7 @@ def ray_cluster(s3, tmp_path_factory):
     """A two-CPU Ray cluster on this machine, started the way a user starts one (`ray start --head`)."""
     pytest.importorskip("ray")
     ray_cli = Path(sys.executable).with_name("ray")
-    port = _free_port()
+    port = free_port()
     env = {**os.environ, **s3, "RAY_USAGE_STATS_ENABLED": "0"}
     subprocess.run([str(ray_cli), "start", "--head", f"--port={port}", "--num-cpus=2", "--include-dashboard=false",
                     "--disable-usage-stats"], env=env, check=True, capture_output=True, timeout=180)
@@ -270,12 +271,6 @@ def ray_cluster(s3, tmp_path_factory):
     subprocess.run([str(ray_cli), "stop", "--force"], env=env, capture_output=True, timeout=120)
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
 
 
 def _ray_workers(task: str) -> list:

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from marlin_agent.config import Settings, expand_secrets, secret_names
+from marlin_agent.config import Settings, expand_secrets, refuse_written_password, secret_names
 from marlin_agent.errors import ConfigError, MissingDependency
 
 _INLINE_LIMIT = 25 * 1024 * 1024  # a clip bigger than this goes by path only
@@ -92,11 +92,8 @@ class Mqtt:
                               hint="Write it as mqtt://HOST[:PORT]/TOPIC, e.g. mqtt://127.0.0.1/marlin/alerts.")
         if "#" in text or parts.query or any(wild in topic for wild in "+#"):
             raise ConfigError(f"an alert is published to one topic, without wildcards: {topic}")
+        refuse_written_password(text, "an MQTT", "mqtt://USER:${NAME}@HOST/TOPIC")
         raw_password = parts.password
-        if raw_password and not secret_names(urllib.parse.unquote(raw_password)):
-            raise ConfigError("an MQTT password was written on the command line",
-                              hint="Put it in credentials.toml under [watch.secrets] (or the environment) and "
-                                   "write mqtt://USER:${NAME}@HOST/TOPIC instead.")
         tls = parts.scheme == "mqtts"
         return cls(text=text, settings=settings, host=parts.hostname, port=parts.port or (8883 if tls else 1883),
                    topic=topic, username=urllib.parse.unquote(parts.username) if parts.username else None,
@@ -181,8 +178,8 @@ def deliver(target: Target, document: dict, retries: int, pause: float = 1.0) ->
     return failure
 
 
-class AlertLog:
-    """The JSON Lines file every alert is appended to, whatever else is notified."""
+class JsonLines:
+    """A JSON Lines file appended to: every alert (whatever else is notified), and every gap."""
 
     def __init__(self, path: Path) -> None:
         self.path = path

@@ -20,13 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import time
-import urllib.parse
 from collections import deque
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 
 from marlin_agent.clock import clock
-from marlin_agent.config import Settings, expand_secrets, secret_names
+from marlin_agent.config import Settings, expand_secrets, refuse_written_password
 from marlin_agent.errors import (
     ConfigError,
     IndexBusy,
@@ -37,7 +36,7 @@ from marlin_agent.errors import (
     VideoUnreadable,
 )
 from marlin_agent.watch.folder import FolderSource
-from marlin_agent.watch.notify import AlertLog, Target, deliver, parse_target
+from marlin_agent.watch.notify import JsonLines, Target, deliver, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, short_hash, stamp
 from marlin_agent.watch.state import WatchState
@@ -79,13 +78,8 @@ def _check_question(question: str) -> None:
 
 
 def _check_stream_address(url: str, settings: Settings) -> None:
-    """A camera's password goes in as ${NAME} (credentials.toml or the environment), never written out:
-    the address is stored with the watch, shown in its messages and kept in the shell's history."""
-    password = urllib.parse.urlsplit(url).password
-    if password and not secret_names(urllib.parse.unquote(password)):
-        raise ConfigError("a stream's password was written on the command line",
-                          hint="Put it in credentials.toml under [watch.secrets] (or the environment) and write "
-                               "rtsp://USER:${NAME}@HOST/PATH instead.")
+    """A camera's password goes in as ${NAME} (credentials.toml or the environment), never written out."""
+    refuse_written_password(url, "a stream's", "rtsp://USER:${NAME}@HOST/PATH")
     expand_secrets(url, settings)  # every ${NAME} must have a value before the watch starts
 
 
@@ -112,8 +106,8 @@ class Watcher:
                     "ask about a single file with `marlin-agent ask`.")
         self.targets: list[Target] = [parse_target(t, settings) for t in dict.fromkeys(notify)]
         self.home = settings.watch_dir / self.spec.id
-        self.log = AlertLog(self.home / "alerts.jsonl")
-        self.gaps = AlertLog(self.home / "gaps.jsonl")
+        self.log = JsonLines(self.home / "alerts.jsonl")
+        self.gaps = JsonLines(self.home / "gaps.jsonl")
         self._todo: asyncio.Queue[Footage] = asyncio.Queue()
         self._events: asyncio.Queue[Event | None] = asyncio.Queue()
         self._occurrences: dict[tuple[str, str], Occurrence] = {}
