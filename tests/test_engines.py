@@ -279,6 +279,25 @@ def test_a_second_server_for_a_local_planner_runs_beside_marlin(home_env):
     assert marlin.port != planner.port
 
 
+def test_a_server_stays_known_when_the_system_clock_is_stepped(home_env, monkeypatch):
+    """NTP (or a user) stepping the clock moves every process's wall-clock start time; the server is still ours."""
+    import psutil
+
+    if not hasattr(psutil, "_pslinux"):
+        pytest.skip("the clock-derived start time is a Linux matter")
+    manager = EngineManager(load_settings(env=home_env))
+    started = manager.start("vllm", port=free_port())
+    stepped = psutil._pslinux.boot_time() + 2.0
+    monkeypatch.setattr(psutil._pslinux, "boot_time", lambda: stepped)
+    assert abs(psutil.Process(started.pid).create_time() - started.created) > 1  # the step is visible
+    try:
+        status = manager.status("vllm")
+        assert status.running and status.healthy and status.pid == started.pid
+    finally:
+        assert manager.stop("vllm"), "the running server was forgotten, so it cannot be stopped"
+    assert not psutil.pid_exists(started.pid) or psutil.Process(started.pid).status() == psutil.STATUS_ZOMBIE
+
+
 def test_setup_serves_a_planner_beside_marlin_doctor_shows_both_and_ask_verifies_with_its_judge(
         home_env, engine_home, tmp_path, footage, monkeypatch):
     import shutil

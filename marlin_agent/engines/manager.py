@@ -65,6 +65,9 @@ class EngineState(BaseModel):
     # The process's start time as the OS reports it: a PID alone can be reused by another
     # program after the server exits, and signalling that would stop someone else's work.
     created: float | None = None
+    # On Linux, the start in clock ticks since boot. The wall-clock ``created`` is derived from
+    # the boot time, which moves whenever NTP or a user steps the clock; the ticks never do.
+    boot_ticks: int | None = None
 
     @property
     def base_url(self) -> str:
@@ -98,6 +101,29 @@ def _created(pid: int) -> float | None:
         return None
 
 
+def _boot_ticks(pid: int) -> int | None:
+    """When process ``pid`` started, in clock ticks since boot (Linux), or None where that is not known."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # The command name (field 2) may hold spaces and parentheses; the fields after its closing one do not.
+    fields = stat[stat.rfind(")") + 2:].split()
+    try:
+        return int(fields[19])  # field 22, starttime
+    except (IndexError, ValueError):
+        return None
+
+
+def _same_process(state: EngineState, created: float) -> bool:
+    if state.boot_ticks is not None:
+        ticks = _boot_ticks(state.pid)
+        if ticks is not None:
+            return ticks == state.boot_ticks
+    # A state file without a start time (older versions) cannot prove the PID is still ours.
+    return state.created is not None and abs(created - state.created) < 0.05
+
+
 def _alive(state: EngineState) -> bool:
     """Whether the server ``state`` recorded still runs: the same PID *and* the same process."""
     import psutil
@@ -117,9 +143,7 @@ def _alive(state: EngineState) -> bool:
         return False
     except psutil.AccessDenied:
         return False  # not ours to signal in any case
-    # A state file without a start time (older versions) cannot prove the PID is still ours.
-    return state.created is not None and abs(created - state.created) < 0.05
-    return True
+    return _same_process(state, created)
 
 
 def _tail(path: Path, lines: int = 20, since: int = 0) -> str:
@@ -349,7 +373,7 @@ class EngineManager:
                                        start_new_session=True)
         state = EngineState(engine=engine, role=role, pid=process.pid, host=launch.host, port=launch.port,
                             model=found.served_model(launch), command=command, log=str(log), started_at=_now(),
-                            created=_created(process.pid))
+                            created=_created(process.pid), boot_ticks=_boot_ticks(process.pid))
         self._state_file(engine, role).write_text(state.model_dump_json(indent=1))
         if wait:
             self._wait(state, process, progress, since)
