@@ -20,7 +20,7 @@ from evals.synthetic.palette import BACKDROPS, OBJECT_COLOURS, SHAPES
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs
+from marlin_agent.indexing.run import index_inputs
 
 LATENCY = 0.5
 

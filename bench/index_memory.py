@@ -22,7 +22,7 @@ from evals.synthetic.simulator import MarlinSimulator
 _CHILD = """
 import asyncio, json, sys
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs
+from marlin_agent.indexing.run import index_inputs
 overrides = {"library.transcribe": sys.argv[2] == "1"}
 report = asyncio.run(index_inputs([sys.argv[1]], load_settings(overrides)))
 print(json.dumps({"chunks": report.chunks_captioned, "lines": report.transcript_lines,

@@ -22,7 +22,7 @@ from evals.synthetic.offline_models import minilm_dir
 from evals.synthetic.palette import BACKDROPS, MOTIONS, OBJECT_COLOURS, SHAPES
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs
+from marlin_agent.indexing.run import index_inputs
 
 LATENCY = 2.0
 

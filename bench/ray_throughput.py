@@ -20,12 +20,12 @@ from evals.synthetic.offline_models import minilm_dir
 from evals.synthetic.palette import OBJECT_COLOURS, SHAPES
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs
-from marlin_agent.library.ray_jobs import index_on_ray
-from marlin_agent.library.shards import Shard
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.indexing.shards import Shard
 from marlin_agent.library.store import chunk_id
 from marlin_agent.media import plan_chunks, probe_video
 from marlin_agent.media.content_id import content_id
+from marlin_agent.scale.ray_jobs import index_on_ray
 
 LATENCY = 2.0
 CHUNK_SECONDS = 30

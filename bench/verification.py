@@ -21,7 +21,7 @@ from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs
+from marlin_agent.indexing.run import index_inputs
 from marlin_agent.verification.entailment import EntailmentModel
 
 

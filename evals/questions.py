@@ -120,7 +120,7 @@ def right(item: Item, answer) -> bool:
 
 async def run_world(items: list[Item], folder: Path, env: dict) -> list[dict]:
     from marlin_agent.app.ask import ask
-    from marlin_agent.library.indexer import index_inputs
+    from marlin_agent.indexing.run import index_inputs
 
     settings = load_settings({"library.transcribe": False}, env=env)
     await index_inputs([str(folder)], settings)

@@ -94,7 +94,7 @@ class VideoAgent:
             loop.close()
 
     async def aindex(self, sources: str | Path | list[str | Path]):
-        from marlin_agent.library.indexer import index_inputs
+        from marlin_agent.indexing.run import index_inputs
 
         return await index_inputs(_sources(sources), await asyncio.to_thread(self._served))
 

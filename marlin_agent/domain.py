@@ -27,7 +27,7 @@ SchemaVersion = Annotated[str, Field(description="The version of this document's
 
 
 # The two shapes of progress a caller can be told about, named once. (An indexing run
-# reports richer events: see ``library.indexer.IndexProgress``.)
+# reports richer events: see ``indexing.reports.IndexProgress``.)
 Say = Callable[[str], None]
 """A line about long work (installs, engine starts, set-up checks), for a person to read."""
 ChunkProgress = Callable[[int, int], None]

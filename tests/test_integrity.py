@@ -448,7 +448,7 @@ def test_a_damaged_data_file_is_found_and_repair_returns_to_a_good_version_and_c
 
 def test_chunks_whose_captions_were_lost_are_reported_and_captioned_again_by_repair(library_env, root, simulator):
     from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import open_library
+    from marlin_agent.library.access import open_library
 
     assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
     library = open_library(load_settings(env=library_env))

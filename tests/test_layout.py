@@ -27,11 +27,11 @@ OPTIONAL_EXTRAS = {"transcripts", "youtube", "sheet", "planner"}
 
 # What each extra promises to make work on its own (with the core dependencies).
 EXTRA_ENTRY_POINTS = {
-    "library": ["marlin_agent.library.indexer", "marlin_agent.app.search", "marlin_agent.app.ask"],
+    "library": ["marlin_agent.indexing.run", "marlin_agent.app.search", "marlin_agent.app.ask"],
     "extract": ["marlin_agent.extraction.job"],
     "mcp": ["marlin_agent.mcp_server"],
     "planner": ["marlin_agent.planners.llm"],
-    "ray": ["marlin_agent.library.ray_jobs"],
+    "ray": ["marlin_agent.scale.ray_jobs"],
 }
 
 

@@ -16,7 +16,8 @@ import pytest
 from marlin_agent.app.search import search_footage
 from marlin_agent.config import load_settings
 from marlin_agent.errors import IndexMismatch, NoVideosFound
-from marlin_agent.library.indexer import index_inputs, open_library
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.library.access import open_library
 
 
 def overlaps(hit, start, end):

@@ -10,7 +10,8 @@ import asyncio
 import pytest
 
 from marlin_agent.config import load_settings
-from marlin_agent.library.indexer import index_inputs, open_library
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.library.access import open_library
 from marlin_agent.library.store import chunk_id
 from marlin_agent.media import plan_chunks
 

@@ -103,7 +103,7 @@ def test_recaption_redoes_every_chunk_or_only_the_failed_ones(clips, library_env
 
 def test_a_run_with_nothing_to_do_writes_nothing_and_takes_no_lock(clips, library_env, simulator):
     from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import open_library
+    from marlin_agent.library.access import open_library
 
     assert document(index([clips], library_env))["chunks_captioned"] == 5
     def versions() -> dict[str, int]:  # read afresh: each index run writes through its own connection
@@ -330,7 +330,7 @@ def test_the_run_says_how_many_videos_it_is_still_looking_at_before_any_total_is
     import asyncio
 
     from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import index_inputs
+    from marlin_agent.indexing.run import index_inputs
 
     events = []
     settings = load_settings({"library.transcribe": False}, env=library_env)
@@ -371,12 +371,12 @@ def test_ask_that_must_index_says_it_is_waiting_for_the_other_process(clips, lib
                 held_lock.close()
 
     watcher = ReleaseOnceWaiting()
-    logging.getLogger("marlin_agent.library.indexer").addHandler(watcher)
+    logging.getLogger("marlin_agent.indexing.write_lock").addHandler(watcher)
     try:
         asked = invoke(["ask", "when does the red circle appear", "--in", str(clips / "field.mp4"), "--json",
                         "--no-transcribe"], library_env)
     finally:
-        logging.getLogger("marlin_agent.library.indexer").removeHandler(watcher)
+        logging.getLogger("marlin_agent.indexing.write_lock").removeHandler(watcher)
     assert asked.exit_code == 0, asked.stdout + asked.stderr
     assert "waiting for another process indexing into" in " ".join(asked.stderr.split())
     assert document(asked)["found"] is True

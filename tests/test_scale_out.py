@@ -20,7 +20,7 @@ import pytest
 
 from evals.synthetic.live import free_port
 from evals.synthetic.simulator import MarlinSimulator
-from marlin_agent.library.shards import Shard
+from marlin_agent.indexing.shards import Shard
 
 from .test_cli import document, invoke
 

@@ -8,9 +8,9 @@ import pytest
 
 from marlin_agent.domain import Evidence
 from marlin_agent.errors import ModelUnavailable
+from marlin_agent.model_store import resolve_model
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.verification.confidence import confidence, fit
-from marlin_agent.model_store import resolve_model
 from marlin_agent.verification.entailment import Entailment, EntailmentModel
 from marlin_agent.verification.signals import best_match_evidence, contradiction_evidence, entailment_evidence
 

@@ -50,7 +50,7 @@ def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_w
         code = watch.stop()
     assert code == 0, watch.lines[-10:]
     from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import open_library
+    from marlin_agent.library.access import open_library
     from marlin_agent.watch.state import watch_status
 
     [status] = watch_status(open_library(load_settings(env=watch_env)))

@@ -98,7 +98,7 @@ def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_not
         tmp_path, watch_env, live_clips):
     from evals.synthetic.live import LiveHls, hls_segments
     from marlin_agent.config import load_settings
-    from marlin_agent.library.indexer import open_library
+    from marlin_agent.library.access import open_library
     from marlin_agent.watch.state import watch_status
 
     segments = hls_segments(live_clips["event"], tmp_path / "hls", 1.0)

@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from evals.synthetic.scenes_harsh import HARSH
 from evals.synthetic.scene_model import NEGATIVE_KINDS, QUESTION_KINDS, Happening, Scene, _n, _q  # noqa: F401
+from evals.synthetic.scenes_harsh import HARSH
 
 WORLD: list[Scene] = [
     Scene(

@@ -13,7 +13,6 @@ when one line of the description names its colour and its shape together.
 from __future__ import annotations
 
 import re
-
 from dataclasses import dataclass, field
 
 from pydantic_ai import ModelResponse, TextPart, ToolCallPart

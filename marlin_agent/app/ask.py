@@ -28,7 +28,8 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
 
     The verification model is made ready first: without it no answer can be trusted, and a
     missing one should fail in seconds, not after indexing a folder."""
-    from marlin_agent.library.indexer import index_inputs, open_library
+    from marlin_agent.indexing.run import index_inputs
+    from marlin_agent.library.access import open_library
     from marlin_agent.verification.entailment import entailment_model
     from marlin_agent.verification.wordnet import open_wordnet
 

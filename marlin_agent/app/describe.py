@@ -136,7 +136,7 @@ def _indexed_caption(video: VideoInfo, settings: Settings) -> VideoCaption | Non
     if "://" not in settings.db_path and not Path(settings.db_path).is_dir():
         return None  # no index yet: do not create one just to look
     try:
-        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.access import open_library
         from marlin_agent.library.store import chunk_id
 
         library = open_library(settings)

@@ -9,7 +9,9 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
-from marlin_agent.library.indexer import IndexProgress, IndexReport, index_inputs, open_library
+from marlin_agent.indexing.reports import IndexProgress, IndexReport
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.library.access import open_library
 from marlin_agent.library.store import SearchHit
 
 

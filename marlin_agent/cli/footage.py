@@ -69,8 +69,9 @@ def index_command(
 ) -> None:
     """Caption and transcribe footage into the library; resumes where an earlier run stopped."""
     from marlin_agent.cli.render import show_finalize_report, show_index_report
-    from marlin_agent.library.indexer import finalize_library, index_inputs, repair_and_index
-    from marlin_agent.library.shards import Shard
+    from marlin_agent.indexing.run import index_inputs, repair_and_index
+    from marlin_agent.indexing.shards import Shard
+    from marlin_agent.scale.finalize import finalize_library
 
     if failed_only and not recaption:
         raise typer.BadParameter("--failed-only goes with --recaption")
@@ -93,7 +94,7 @@ def index_command(
     if ray is not None:
         if recaption:
             raise typer.BadParameter("--ray takes no --recaption: recaption in one process, or shard by shard")
-        from marlin_agent.library.ray_jobs import index_on_ray
+        from marlin_agent.scale.ray_jobs import index_on_ray
 
         library_command(as_json, server, db, no_transcribe,
                         lambda settings, progress: index_on_ray(sources, settings, ray, workers, servers, progress),
@@ -168,7 +169,7 @@ def extract_command(
     from marlin_agent.extraction.job import claim, extract
     from marlin_agent.extraction.schema import load_schema
     from marlin_agent.file_names import safe_stem
-    from marlin_agent.library.shards import Shard
+    from marlin_agent.indexing.shards import Shard
 
     servers = ray_endpoints(ray, workers, endpoints, shard)
     job: dict = {}
@@ -185,7 +186,7 @@ def extract_command(
         share = None if shard is None else Shard.parse(shard)
         loaded, target = job["schema"], job["target"]
         if ray is not None:
-            from marlin_agent.extraction.on_ray import extract_on_ray
+            from marlin_agent.scale.extract_on_ray import extract_on_ray
 
             return await extract_on_ray(loaded, within, settings, target, ray, workers, servers, per=per,
                                         instructions=instructions, retry_failed=retry_failed, on_progress=progress,

@@ -28,7 +28,8 @@ class SearchReport(BaseModel):
 
 async def run_search(items: list[GroundingItem], videos: Path, settings: Settings, suite: str,
                      on_progress: Callable | None = None) -> SearchReport:
-    from marlin_agent.library.indexer import index_inputs, open_library
+    from marlin_agent.indexing.run import index_inputs
+    from marlin_agent.library.access import open_library
 
     paths = {v: find_video(videos, v) for v in dict.fromkeys(i.video_id for i in items)}
     present = [str(p) for p in paths.values() if p is not None]

@@ -31,7 +31,7 @@ from marlin_agent.errors import InputError, OutputNotOurs, PlannerNotConfigured
 from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per, units_of
-from marlin_agent.library.shards import Shard
+from marlin_agent.indexing.shards import Shard
 
 
 class Row(BaseModel):
@@ -210,7 +210,8 @@ async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: 
                     written: set[str], tally: Tally, on_progress: Callable | None = None,
                     shard: Shard | None = None) -> AsyncIterator[Row]:
     """Index the inputs (a shard's whole videos), then fill every row whose key is not in ``written``."""
-    from marlin_agent.library.indexer import index_inputs, open_library
+    from marlin_agent.indexing.run import index_inputs
+    from marlin_agent.library.access import open_library
 
     model_label = "marlin (no LLM)" if filler is None else filler.model_name
     library = await asyncio.to_thread(open_library, settings)

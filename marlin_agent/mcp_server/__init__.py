@@ -31,8 +31,8 @@ from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS, Startup
 from marlin_agent.tools.results import VideoList
-from marlin_agent.watch.records import WatchStatus
 from marlin_agent.version import __version__
+from marlin_agent.watch.records import WatchStatus
 
 T = TypeVar("T")
 
@@ -191,7 +191,7 @@ class MarlinTools:
 
     async def visible_videos(self) -> list[VideoRecord]:
         """Indexed videos this server may show: files inside the roots, and footage fetched from URLs."""
-        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.access import open_library
 
         library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
         videos = await asyncio.to_thread(library.list_videos)
@@ -199,7 +199,7 @@ class MarlinTools:
 
     async def listed_videos(self) -> VideoList:
         """The agent's own video list (what the planner's list_videos returns), cut to what this server may show."""
-        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.access import open_library
         from marlin_agent.tools import Toolbox
 
         library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
@@ -209,7 +209,7 @@ class MarlinTools:
 
     async def watch_statuses(self, recent: int) -> list[WatchStatus]:
         """The standing questions recorded in the library whose folders lie inside the roots."""
-        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.access import open_library
         from marlin_agent.watch.state import watch_status
         from marlin_agent.watch.stream import is_stream
 
@@ -219,7 +219,7 @@ class MarlinTools:
                 if all(self.guard.visible(source, source if is_stream(source) else "") for source in s.sources)]
 
     def start_index(self, sources: list[str]) -> Job:
-        from marlin_agent.library.indexer import index_inputs
+        from marlin_agent.indexing.run import index_inputs
 
         return self.start("index", lambda reporter: index_inputs(sources, self.settings, on_progress=reporter))
 

@@ -20,7 +20,7 @@ from marlin_agent.config import Settings
 # Everything a tool call imports lazily that is slow to import or imports native code.
 HEAVY_MODULES = (
     "pyarrow", "lancedb", "av", "httpx",
-    "marlin_agent.library.indexer", "marlin_agent.library.store", "marlin_agent.app.search", "marlin_agent.app.ask",
+    "marlin_agent.indexing.run", "marlin_agent.library.store", "marlin_agent.app.search", "marlin_agent.app.ask",
     "marlin_agent.marlin.scan", "marlin_agent.extraction.job", "marlin_agent.extraction.schema", "marlin_agent.tools",
 )
 

@@ -30,7 +30,7 @@ PRELOAD = (
     "marlin_agent.engines.manager", "marlin_agent.verification.signals.meaning",
     "marlin_agent.verification.signals.similarity", "mcp.server.mcpserver", "marlin_agent.mcp_server",
     "marlin_agent.cli.main", "marlin_agent.app.ask", "marlin_agent.app.search", "marlin_agent.app.describe",
-    "marlin_agent.library.indexer", "marlin_agent.library.transcripts", "marlin_agent.planners.pipeline",
+    "marlin_agent.indexing.run", "marlin_agent.library.transcripts", "marlin_agent.planners.pipeline",
     "marlin_agent.verification.verifier", "marlin_agent.verification.signals.lexical", "marlin_agent.extraction.job",
 )
 # Imported before a fork, these leave a forked child unable to exit (ONNX Runtime's and CTranslate2's

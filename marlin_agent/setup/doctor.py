@@ -96,8 +96,8 @@ def _index(settings: Settings) -> Check:
     if "://" not in uri and not Path(uri).exists():
         return Check(name="index", status="ok", detail=f"no index yet at {uri} (the first index run creates it)")
     try:
+        from marlin_agent.library.access import open_library
         from marlin_agent.library.health import check
-        from marlin_agent.library.indexer import open_library
 
         library = open_library(settings)
         health = check(library)

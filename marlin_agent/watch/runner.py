@@ -5,7 +5,7 @@
 - each source announces new footage: a folder's settled files (``folder``), a stream's closed
   segments (``stream``, recorded in a thread); every piece is written to the library's watch state
   the moment it is noticed, with the questions standing then;
-- one worker takes the pieces in order, indexes each (``library.indexer``) and asks every standing
+- one worker takes the pieces in order, indexes each (``indexing.run``) and asks every standing
   question over it exactly as ``ask`` does (same planner, same verification, same threshold);
 - found moments become occurrences (``occurrences``: joined across segments, quiet in a cooldown);
   a new occurrence is an alert, stored with the piece's judgement in one write, appended to the
@@ -124,7 +124,7 @@ class Watcher:
 
     async def _open(self) -> None:
         from marlin_agent.app.warm import warm
-        from marlin_agent.library.indexer import open_library
+        from marlin_agent.library.access import open_library
         from marlin_agent.library.transcripts import transcriber_for
         from marlin_agent.marlin.client import MarlinClient
         from marlin_agent.verification.entailment import entailment_model
@@ -255,7 +255,7 @@ class Watcher:
     async def _judge(self, footage: Footage) -> list[Alert]:
         """Index one piece and ask it every question it stands for; its alerts (already stored)."""
         from marlin_agent.app.ask import make_planner, with_calibration
-        from marlin_agent.library.indexer import index_inputs
+        from marlin_agent.indexing.run import index_inputs
 
         started = time.monotonic()
         report = await index_inputs([footage.path], self.settings, self.library, transcriber=self.transcriber)

@@ -1,41 +1,29 @@
-"""Index footage: caption every chunk, transcribe the speech, store it all in the library.
+"""The indexer: for each video, the chunk plan, its captions, its transcript and the writes.
 
-Resumable by construction: each chunk is stored the moment its caption lands, chunks
-already stored are never asked about again, and chunks that failed are retried on the
-next run. Marlin requests stay in flight while later chunks are staged and the audio is
-transcribed on another thread.
+Marlin requests stay in flight while later chunks are staged and the audio is transcribed on
+another thread; each chunk is stored the moment its caption lands.
 """
 
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import logging
 import os
 import socket
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
-from typing import TYPE_CHECKING, Literal
-
-from pydantic import BaseModel, Field
+from typing import TYPE_CHECKING
 
 from marlin_agent.config import Settings
-from marlin_agent.domain import SCHEMA_VERSION, Caption, Chunk, ChunkFailure, SchemaVersion, Usage, VideoInfo
-from marlin_agent.errors import (
-    ChunkFailed,
-    DbReadOnly,
-    IndexBusy,
-    MarlinAgentError,
-    MissingDependency,
-    ServerNotConfigured,
-)
-from marlin_agent.file_names import escaped, path_text, text_path
-from marlin_agent.library.batching import GroupWriter
-from marlin_agent.library.embeddings import shared_embedder
-from marlin_agent.library.health import RepairReport, mend_search_indexes, repair
-from marlin_agent.library.shards import Shard
+from marlin_agent.domain import Caption, Chunk, ChunkFailure, Usage, VideoInfo
+from marlin_agent.errors import ChunkFailed, MarlinAgentError, MissingDependency, ServerNotConfigured
+from marlin_agent.file_names import escaped, path_text
+from marlin_agent.indexing.batching import GroupWriter
+from marlin_agent.indexing.reports import IndexProgress, IndexReport, Recaption, ShardBy, VideoOutcome
+from marlin_agent.indexing.shards import Shard
+from marlin_agent.indexing.write_lock import WriteLock
+from marlin_agent.library.health import mend_search_indexes
 from marlin_agent.library.store import (
     ChunkWrite,
     FailureWrite,
@@ -52,14 +40,11 @@ from marlin_agent.library.transcripts import (
     Transcript,
     cached_transcript,
     parse_subtitles,
-    transcriber_for,
 )
 from marlin_agent.marlin.prompts import PROMPT_VERSION
-from marlin_agent.media.address_guard import internal
 from marlin_agent.media.clip_cache import prune
-from marlin_agent.media.download import download_url
 from marlin_agent.media.probe import probe_video
-from marlin_agent.media.sources import ResolvedSources, SkippedSource, SourceVideo, require_videos, resolve_sources
+from marlin_agent.media.sources import SkippedSource, SourceVideo
 
 if TYPE_CHECKING:  # the client (and the OpenAI SDK) load only when a run has chunks to caption
     from marlin_agent.marlin.client import MarlinClient
@@ -73,48 +58,6 @@ _MIN_VIDEOS_IN_FLIGHT = 4
 
 def videos_in_flight(concurrency: int) -> int:
     return max(_MIN_VIDEOS_IN_FLIGHT, 2 * concurrency)
-
-
-# ``index --recaption``: every chunk again (a new model or prompt), or only the failed ones.
-Recaption = Literal["all", "failed"]
-# How a shard takes its share: chunk by chunk (``index``: the work spreads evenly however long
-# each video is), or whole videos (``extract``: a row may need every chunk of its video).
-ShardBy = Literal["chunk", "video"]
-
-
-class VideoOutcome(BaseModel):
-    id: str
-    path: str
-    title: str
-    status: str  # new | updated | unchanged | partial | failed
-    chunks_done: int
-    chunks_planned: int = Field(description="The video's chunks; in a sharded run, this shard's share of them.")
-    chunks_failed: int
-    transcript: str
-    failures: list[ChunkFailure] = Field([], description="This run's failed chunks, each with why.")
-    note: str = Field("", description="Anything odd about the file the run worked around (e.g. a false duration).")
-
-
-class IndexReport(BaseModel):
-    schema_version: SchemaVersion = SCHEMA_VERSION
-    videos_new: int = 0
-    videos_updated: int = 0
-    videos_unchanged: int = 0
-    videos_partial: int = 0
-    videos_failed: int = 0
-    videos_other_shards: int = Field(0, description="Videos whose every chunk belongs to another shard.")
-    shard: str = Field("", description="I/N in a sharded run.")
-    chunks_captioned: int = 0
-    chunks_failed: int = 0
-    transcript_lines: int = 0
-    minutes_of_footage: float = 0.0
-    marlin_calls: int = 0
-    marlin_prompt_tokens: int = 0
-    marlin_completion_tokens: int = 0
-    seconds: float = 0.0
-    videos: list[VideoOutcome] = []
-    failed: list[SkippedSource] = []
-    repair: RepairReport | None = Field(None, description="What `index --repair` found and mended before indexing.")
 
 
 @dataclass
@@ -131,21 +74,6 @@ class _Snapshot:
     def read(cls, library: Library) -> _Snapshot:
         return cls(videos={v.id: v for v in library.list_videos()}, done=library.done_chunk_ids(),
                    failed={f.id for f in library.failures()}, stored=library.stored_chunk_ids())
-
-
-@dataclass
-class IndexProgress:
-    """What a progress display needs: one video's chunks, and the run's chunks overall."""
-
-    video: str  # "" before any video has been looked at
-    video_done: int
-    video_total: int
-    overall_done: int
-    overall_total: int
-    looking: int = 0  # videos still to be probed and compared with the index: the total may grow
-    # What this video is at: captioning (its chunks), then transcribing and writing (its chunks are
-    # all captioned; the transcript and the index writes take the rest), then done.
-    phase: str = "captioning"
 
 
 class Indexer:
@@ -439,190 +367,3 @@ class Indexer:
                             transcript=record.transcript_source or "none", failures=list(failures), note=note)
 
 
-class WriteLock:
-    """The database's indexing lock, taken only when a run has something to write.
-
-    Reading the index (and runs that find everything indexed) never takes it; a run that must
-    write waits up to ``wait`` seconds for another process to finish, saying so once (a warning
-    on this module's logger, which the CLI shows), and only then gives up with ``IndexBusy``.
-    The lock dies with its process.
-    """
-
-    def __init__(self, db_path: str, wait: float) -> None:
-        self.db_path, self.wait = db_path, wait
-        self._handle = None
-        self._guard = asyncio.Lock()
-
-    async def acquire(self) -> None:
-        async with self._guard:
-            if self._handle is None and "://" not in self.db_path:
-                self._handle = await asyncio.to_thread(self._take)
-
-    def _take(self):
-        folder = Path(self.db_path)
-        try:
-            folder.mkdir(parents=True, exist_ok=True)
-            handle = open(folder / ".index.lock", "w")
-        except OSError as exc:  # a read-only folder or file system, or one that is not ours
-            raise DbReadOnly(f"the index at {self.db_path} is read-only here ({exc.strerror or exc}); "
-                             "this run has footage to add to it") from None
-        deadline, said = time.monotonic() + self.wait, False
-        while True:
-            try:
-                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
-                return handle
-            except BlockingIOError:
-                if time.monotonic() >= deadline:
-                    handle.close()
-                    raise IndexBusy(f"{self.db_path} is being indexed by another process "
-                                    f"(waited {self.wait:.0f} s)") from None
-                if not said:
-                    log.warning("waiting for another process indexing into %s (up to %.0f s)", self.db_path, self.wait)
-                    said = True
-                time.sleep(0.25)
-
-    def release(self) -> None:
-        if self._handle is not None:
-            self._handle.close()
-            self._handle = None
-
-
-def open_library(settings: Settings) -> Library:
-    return Library(settings.db_path, shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
-                                                     graphs=settings.graphs_dir))
-
-
-async def repair_and_index(inputs: list[str], settings: Settings,
-                           on_progress: Callable[[IndexProgress], None] | None = None) -> IndexReport:
-    """Mend the index (``library.health.repair``), then index ``inputs``, or every stored video whose file
-    is still there: the chunks the repair had to forget are captioned again."""
-    library = await asyncio.to_thread(open_library, settings)
-    mended = await asyncio.to_thread(repair, library)
-    if not inputs:
-        stored = await asyncio.to_thread(library.list_videos)
-        inputs = [str(text_path(v.path)) for v in stored if text_path(v.path).is_file()]
-    report = await index_inputs(inputs, settings, library, on_progress) if inputs else IndexReport()
-    report.repair = mended
-    return report
-
-
-def resolve(inputs: list[str], settings: Settings) -> ResolvedSources:
-    forbidden = None if settings.library.internal_urls else internal
-    resolved = resolve_sources(inputs, download=lambda url: download_url(url, settings.cache_dir, forbidden),
-                               within=[Path(folder) for folder in settings.library.confine_to] or None)
-    require_videos(resolved, inputs)
-    return resolved
-
-
-async def index_inputs(inputs: list[str], settings: Settings, library: Library | None = None,
-                       on_progress: Callable[[IndexProgress], None] | None = None,
-                       recaption: Recaption | None = None, shard: Shard | None = None,
-                       shard_by: ShardBy = "chunk", transcriber: Transcriber | None = None) -> IndexReport:
-    """Resolve files, folders and URLs, and index whatever is not indexed yet (or, with
-    ``recaption``, caption again every chunk, or the ones that failed); with ``shard``, only
-    that shard's share, leaving compaction to ``finalize``. A caller that indexes again and again
-    (a watch) passes its own ``transcriber``, so Whisper loads once."""
-    library = library or await asyncio.to_thread(open_library, settings)
-    if not settings.library.transcribe:
-        transcriber = None
-    elif transcriber is None:
-        transcriber = transcriber_for(settings)
-    # The embedding model, found or fetched now: with no hub and no copy, say so in seconds rather
-    # than after the first Marlin answers. (Whisper's, once a video turns out to need a transcript.)
-    await asyncio.to_thread(library.embedder.folder)
-    resolved = await asyncio.to_thread(resolve, inputs, settings)
-    from marlin_agent.marlin.client import MarlinClient
-
-    client = MarlinClient(settings.server) if settings.server.base_url else None
-    # Shards of one job write disjoint rows, so they must not wait for each other's lock.
-    lock = None if shard else WriteLock(settings.db_path, settings.library.lock_wait)
-    if shard is not None:
-        await asyncio.to_thread(tables_for_shards, library, shard, settings.library.lock_wait)
-    try:
-        indexer = Indexer(settings, library, client, transcriber, on_progress, recaption, lock, shard, shard_by)
-        return await indexer.run(resolved.videos, resolved.skipped)
-    finally:
-        if lock is not None:
-            lock.release()
-        if client is not None:
-            await client.close()
-
-
-def tables_for_shards(library: Library, shard: Shard, wait: float) -> None:
-    """Shard 0 creates the tables; the others wait for them (up to ``wait`` seconds), since two
-    processes creating one table at the same moment on an object store lose one's writes."""
-    if library.tables_ready():
-        return
-    if shard.index == 0:
-        library.create_tables()
-        return
-    deadline, said = time.monotonic() + wait, False
-    while not library.tables_ready():
-        if time.monotonic() >= deadline:
-            raise IndexBusy(f"shard 0 has not created the tables of {library.uri} (waited {wait:.0f} s)",
-                            hint="Start shard 0 of the job (it creates the tables once), then this shard again; "
-                                 "or raise [library] lock_wait.")
-        if not said:
-            log.warning("waiting for shard 0 to create the tables of %s (up to %.0f s)", library.uri, wait)
-            said = True
-        time.sleep(0.5)
-
-
-class UnfinishedVideo(BaseModel):
-    id: str
-    path: str
-    chunks_planned: int
-    chunks_done: int
-
-
-class FinalizeReport(BaseModel):
-    """What ``index --finalize`` found and did once every shard had finished."""
-
-    schema_version: SchemaVersion = SCHEMA_VERSION
-    videos: int
-    chunks_done: int
-    chunks_missing: int
-    chunks_failed: int
-    segments: int
-    vector_index: bool
-    shards: int = Field(description="N of the latest sharded job that wrote here (0: none).")
-    shards_missing: list[int] = Field(description="Shards of that job that never started: their videos may be "
-                                      "missing altogether, so chunks_missing cannot count them.")
-    shards_unfinished: list[int] = Field(description="Shards that started and did not finish (killed, or still running).")
-    unfinished: list[UnfinishedVideo] = Field([], description="Videos with chunks still to caption: run the "
-                                              "shards (or a plain `index`) again.")
-    seconds: float
-
-
-def finalize(library: Library) -> FinalizeReport:
-    """After the shards of a job: compact the tables, build the vector index once, and say what
-    is not complete: shards that never started or never finished, videos with chunks missing."""
-    started = time.monotonic()
-    library.optimize()
-    done = library.done_chunk_ids()
-    per_video: dict[str, int] = {}
-    for i in done:
-        video_id = i.split(":", 1)[0]
-        per_video[video_id] = per_video.get(video_id, 0) + 1
-    unfinished, missing = [], 0
-    for video in library.list_videos():
-        have = per_video.get(video.id, 0)
-        if have < video.chunks_planned:
-            missing += video.chunks_planned - have
-            unfinished.append(UnfinishedVideo(id=video.id, path=video.path, chunks_planned=video.chunks_planned,
-                                              chunks_done=have))
-    counts = library.counts()
-    runs = library.shard_runs()
-    latest = max(runs, key=lambda r: r.started_at).count if runs else 0
-    job = {r.index: r for r in runs if r.count == latest}
-    return FinalizeReport(videos=counts.get("videos", 0), chunks_done=len(done), chunks_missing=missing,
-                          shards=latest, shards_missing=[i for i in range(latest) if i not in job],
-                          shards_unfinished=sorted(i for i, r in job.items() if r.status != "finished"),
-                          chunks_failed=len(library.failures()), segments=counts.get("segments", 0),
-                          vector_index=library.has_vector_index(), unfinished=unfinished,
-                          seconds=round(time.monotonic() - started, 2))
-
-
-async def finalize_library(settings: Settings) -> FinalizeReport:
-    library = await asyncio.to_thread(open_library, settings)
-    return await asyncio.to_thread(finalize, library)

@@ -5,7 +5,7 @@ it needs no coordination and writes only its own rows. Ray schedules the tasks o
 cluster's workers and retries one whose worker dies; a retried shard (like a re-run job) finds
 its finished chunks in the index and asks Marlin only for the rest. The driver shows the
 shards' progress and takes each shard's result as it finishes; an index job then merges the
-reports and compacts the index once (an extraction job, ``extraction.on_ray``, writes rows).
+reports and compacts the index once (an extraction job, ``scale.extract_on_ray``, writes rows).
 
 Ray is an optional extra (``ray``); nothing here imports it before a job asks for it.
 """
@@ -23,8 +23,11 @@ from typing import TypeVar
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import JobFailed, MarlinAgentError, MissingDependency
-from marlin_agent.library.indexer import IndexProgress, IndexReport, finalize, index_inputs, open_library
-from marlin_agent.library.shards import Shard
+from marlin_agent.indexing.reports import IndexProgress, IndexReport
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.indexing.shards import Shard
+from marlin_agent.library.access import open_library
+from marlin_agent.scale.finalize import finalize
 
 # What a worker needs from the driver's environment: LanceDB's object-store credentials and the
 # model locations and offline switches. Everything else travels inside the settings.

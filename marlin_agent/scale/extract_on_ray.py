@@ -17,9 +17,10 @@ from marlin_agent.config import Settings
 from marlin_agent.extraction.job import ExtractSummary, Journal, Row, Tally, fill_rows, row_filler, summarise
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per
-from marlin_agent.library.indexer import finalize, open_library
-from marlin_agent.library.ray_jobs import run_shards, shard_progress
-from marlin_agent.library.shards import Shard
+from marlin_agent.indexing.shards import Shard
+from marlin_agent.library.access import open_library
+from marlin_agent.scale.finalize import finalize
+from marlin_agent.scale.ray_jobs import run_shards, shard_progress
 
 
 def _extract_shard(settings: Settings, schema: Schema, inputs: list[str], per: Per, instructions: str | None,
