@@ -12,7 +12,8 @@ import os
 import socket
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import partial
 from typing import TYPE_CHECKING
 
 from marlin_agent.config import Settings
@@ -74,6 +75,28 @@ class _Snapshot:
     def read(cls, library: Library) -> _Snapshot:
         return cls(videos={v.id: v for v in library.list_videos()}, done=library.done_chunk_ids(),
                    failed={f.id for f in library.failures()}, stored=library.stored_chunk_ids())
+
+
+@dataclass
+class _VideoRun:
+    """One video being captioned: its plan, what has been stored or has failed so far, and its
+    row, which goes out with the first write (one write, not two), from its owner only."""
+
+    video: VideoInfo
+    record: VideoRecord
+    existing: VideoRecord | None
+    whole: list[Chunk]  # every chunk of the video
+    plan: list[Chunk]  # this run's share of them
+    todo: list[Chunk]  # the share not captioned yet
+    owner: bool
+    first_write: Writes
+    stored: int = 0
+    failed: int = 0
+    failures: list[ChunkFailure] = field(default_factory=list)
+
+    def take_first_write(self) -> Writes:
+        writes, self.first_write = self.first_write, Writes()
+        return writes
 
 
 class Indexer:
@@ -165,12 +188,8 @@ class Indexer:
             return await asyncio.to_thread(cached_transcript, video, self.transcriber, self.settings.cache_dir)
 
     async def _index_video(self, source: SourceVideo) -> None:
-        try:
-            video = await asyncio.to_thread(probe_video, source.path, self.settings.cache_dir)
-        except MarlinAgentError as exc:
-            self.report.videos_failed += 1
-            self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
-            self._looked_at(source.path.name)
+        video = await self._probe(source)
+        if video is None:
             return
         from marlin_agent.marlin.scan import chunks_for
 
@@ -182,10 +201,7 @@ class Indexer:
             return
         self.report.minutes_of_footage += video.duration * len(plan) / max(1, len(whole)) / 60
         if video.content_id in self._claimed:  # the same footage again under another name, in this run
-            self.report.videos_unchanged += 1
-            self.report.videos.append(self._outcome(self._record(source, video, None, len(whole)), "unchanged",
-                                                    len(plan), len(plan), 0))
-            self._looked_at(video.path.name, len(plan), len(plan))
+            self._unchanged(self._record(source, video, None, len(whole)), video, plan)
             return
         self._claimed.add(video.content_id)
         existing, todo, wants_transcript = self._work(source, video, plan, owner)
@@ -196,100 +212,129 @@ class Indexer:
             existing, todo, wants_transcript = self._work(source, video, plan, owner)
         record = self._record(source, video, existing, len(whole))
         if not todo and not wants_transcript:
-            # A moved or renamed file gets its new path and title; chunks of an older plan go.
-            if owner and (existing is None or (existing.path, existing.title) != (record.path, record.title)
-                          or self._stale(video.content_id, whole)):
-                await self._locked()  # reads the index again: the stale list below is the current one
-                await self.writer.write(Writes(videos=[record], retired=self._stale(video.content_id, whole)))
-            self.report.videos_unchanged += 1
-            self.report.videos.append(self._outcome(record, "unchanged", len(plan), len(plan), 0))
-            self._looked_at(video.path.name, len(plan), len(plan))
+            await self._refresh(record, existing, whole, owner)
+            self._unchanged(record, video, plan)
             return
         if todo and self.client is None:
             raise ServerNotConfigured(f"{video.path.name} needs captions but no Marlin server is configured")
         if wants_transcript and source.subtitles is None and self.transcriber is not None and video.has_audio:
             await asyncio.to_thread(self.transcriber.folder)  # before any request: no model, no run
-        # The video's row goes out with the first chunk (one write, not two), from its owner only:
-        # shards never write the same row.
-        first_write = Writes(videos=[record] if owner else [])
+        run = _VideoRun(video=video, record=record, existing=existing, whole=whole, plan=plan, todo=todo,
+                        owner=owner, first_write=Writes(videos=[record] if owner else []),
+                        stored=len(plan) - len(todo))
         transcript_task = asyncio.create_task(self._transcript(source, video)) if wants_transcript else None
         self._overall_total += len(todo)
-        stored = len(plan) - len(todo)
-        self._looked_at(video.path.name, stored, len(plan))
-        failed = 0
-        failures: list[ChunkFailure] = []
-
-        from marlin_agent.marlin.scan import ChunkRunner, in_video_time
-
-        async def store(chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
-            nonlocal stored, failed, first_write
-            writes, first_write = first_write, Writes()
-            if isinstance(outcome, MarlinAgentError):
-                failure = ChunkFailure(start=chunk.start, end=chunk.end, code=outcome.code, message=outcome.message)
-            else:
-                writes.chunks.append(ChunkWrite(video_id=video.content_id, index=chunk.index,
-                                                caption=in_video_time(chunk, outcome),
-                                                model=self.settings.server.model, prompt_version=PROMPT_VERSION))
-                # An off-format caption is kept for search, but fails until a later run gets a proper one.
-                failure = None if outcome.format_ok else ChunkFailure(
-                    start=chunk.start, end=chunk.end, code="caption_off_format",
-                    message=f"the caption broke Marlin's format: {outcome.raw.strip()[:300]}")
-            if failure is not None:
-                writes.failures.append(FailureWrite(video_id=video.content_id, **failure.model_dump()))
-            await self.writer.write(writes)
-            if failure is None:
-                stored += 1
-            else:
-                failed += 1
-                failures.append(failure)
-            self._overall_done += 1
-            self._progress(video.path.name, stored + failed, len(plan))
-
-        if not todo:
-            await self.writer.write(first_write)
-            first_write = Writes()
-        else:
-            runner = ChunkRunner(video, self.settings, self.client, staging=self._staging)
-            try:
-                await runner.run(todo, self.client.caption, on_chunk=store)
-            except ChunkFailed:
-                pass  # every chunk of this video failed: each is recorded, and the other videos go on
-            except MarlinAgentError:
-                if transcript_task:
-                    transcript_task.cancel()
-                raise
-        self.report.chunks_captioned += stored - (len(plan) - len(todo))
-        self.report.chunks_failed += failed
+        self._looked_at(video.path.name, run.stored, len(plan))
+        await self._caption(run, transcript_task)
         if transcript_task is not None:
-            if not transcript_task.done():
-                self._progress(video.path.name, stored + failed, len(plan), "transcribing")
-            try:
-                transcript = await transcript_task
-            except MarlinAgentError as exc:
-                transcript = None
-                self.report.failed.append(SkippedSource(source=str(video.path), code=exc.code,
-                                                        reason=f"transcript: {exc.message}"))
-            if transcript is not None:
-                await self.writer.write(first_write)  # the video's row, if no chunk carried it
-                first_write = Writes()
-                await asyncio.to_thread(self.library.put_transcript, video.content_id, transcript)
-                record = record.model_copy(update={"transcript_source": transcript.source})
-                self.report.transcript_lines += len(transcript.lines)
-        record = record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
+            await self._add_transcript(run, transcript_task)
+        await self._finish(run)
+
+    async def _probe(self, source: SourceVideo) -> VideoInfo | None:
+        """The video's streams, or None with the failure reported (an unreadable file is one video lost)."""
+        try:
+            return await asyncio.to_thread(probe_video, source.path, self.settings.cache_dir)
+        except MarlinAgentError as exc:
+            self.report.videos_failed += 1
+            self.report.failed.append(SkippedSource(source=str(source.path), code=exc.code, reason=exc.message))
+            self._looked_at(source.path.name)
+            return None
+
+    def _unchanged(self, record: VideoRecord, video: VideoInfo, plan: list[Chunk]) -> None:
+        self.report.videos_unchanged += 1
+        self.report.videos.append(self._outcome(record, "unchanged", len(plan), len(plan), 0))
+        self._looked_at(video.path.name, len(plan), len(plan))
+
+    async def _refresh(self, record: VideoRecord, existing: VideoRecord | None, whole: list[Chunk],
+                       owner: bool) -> None:
+        """Nothing to caption: a moved or renamed file still gets its new path and title, and chunks
+        of an older plan go."""
+        if owner and (existing is None or (existing.path, existing.title) != (record.path, record.title)
+                      or self._stale(record.id, whole)):
+            await self._locked()  # reads the index again: the stale list below is the current one
+            await self.writer.write(Writes(videos=[record], retired=self._stale(record.id, whole)))
+
+    async def _caption(self, run: _VideoRun, transcript_task: asyncio.Task | None) -> None:
+        """Caption the chunks still to do, storing each as it lands."""
+        if not run.todo:
+            await self.writer.write(run.take_first_write())
+            return
+        from marlin_agent.marlin.scan import ChunkRunner
+
+        runner = ChunkRunner(run.video, self.settings, self.client, staging=self._staging)
+        try:
+            await runner.run(run.todo, self.client.caption, on_chunk=partial(self._store, run))
+        except ChunkFailed:
+            pass  # every chunk of this video failed: each is recorded, and the other videos go on
+        except MarlinAgentError:
+            if transcript_task:
+                transcript_task.cancel()
+            raise
+        self.report.chunks_captioned += run.stored - (len(run.plan) - len(run.todo))
+        self.report.chunks_failed += run.failed
+
+    async def _store(self, run: _VideoRun, chunk: Chunk, outcome: Caption | MarlinAgentError) -> None:
+        """One chunk's answer (or failure), written at once; the video's row rides on the first write."""
+        from marlin_agent.marlin.scan import in_video_time
+
+        writes = run.take_first_write()
+        video_id = run.video.content_id
+        if isinstance(outcome, MarlinAgentError):
+            failure = ChunkFailure(start=chunk.start, end=chunk.end, code=outcome.code, message=outcome.message)
+        else:
+            writes.chunks.append(ChunkWrite(video_id=video_id, index=chunk.index, caption=in_video_time(chunk, outcome),
+                                            model=self.settings.server.model, prompt_version=PROMPT_VERSION))
+            # An off-format caption is kept for search, but fails until a later run gets a proper one.
+            failure = None if outcome.format_ok else ChunkFailure(
+                start=chunk.start, end=chunk.end, code="caption_off_format",
+                message=f"the caption broke Marlin's format: {outcome.raw.strip()[:300]}")
+        if failure is not None:
+            writes.failures.append(FailureWrite(video_id=video_id, **failure.model_dump()))
+        await self.writer.write(writes)
+        if failure is None:
+            run.stored += 1
+        else:
+            run.failed += 1
+            run.failures.append(failure)
+        self._overall_done += 1
+        self._progress(run.video.path.name, run.stored + run.failed, len(run.plan))
+
+    async def _add_transcript(self, run: _VideoRun, transcript_task: asyncio.Task) -> None:
+        if not transcript_task.done():
+            self._progress(run.video.path.name, run.stored + run.failed, len(run.plan), "transcribing")
+        try:
+            transcript = await transcript_task
+        except MarlinAgentError as exc:
+            self.report.failed.append(SkippedSource(source=str(run.video.path), code=exc.code,
+                                                    reason=f"transcript: {exc.message}"))
+            return
+        if transcript is None:
+            return
+        await self.writer.write(run.take_first_write())  # the video's row, if no chunk carried it
+        await asyncio.to_thread(self.library.put_transcript, run.video.content_id, transcript)
+        run.record = run.record.model_copy(update={"transcript_source": transcript.source})
+        self.report.transcript_lines += len(transcript.lines)
+
+    async def _finish(self, run: _VideoRun) -> None:
+        """The video's final row, and its outcome in the report."""
+        record = run.record.model_copy(update={"indexed_at": time.strftime("%Y-%m-%dT%H:%M:%S")})
+        name, looked = run.video.path.name, run.stored + run.failed
         # Chunks of an older plan (other boundaries) go once the new plan is complete, not before:
         # until then they still answer for the parts of the video whose new chunks failed.
-        if owner:
-            self._progress(video.path.name, stored + failed, len(plan), "writing")
-            await self.writer.write(Writes(videos=[record], retired=[] if failed else self._stale(video.content_id, whole)))
-        status = ("failed" if not stored else "partial") if failed else ("updated" if existing else "new")
+        if run.owner:
+            self._progress(name, looked, len(run.plan), "writing")
+            retired = [] if run.failed else self._stale(record.id, run.whole)
+            await self.writer.write(Writes(videos=[record], retired=retired))
+        status = ("failed" if not run.stored else "partial") if run.failed else ("updated" if run.existing else "new")
         counter = f"videos_{status}"
         setattr(self.report, counter, getattr(self.report, counter) + 1)
         if status == "failed":
+            first = run.failures[0]
             self.report.failed.append(SkippedSource(
-                source=str(video.path), code=failures[0].code,
-                reason=f"every chunk failed ({len(failures)}); the first: {failures[0].message}"))
-        self.report.videos.append(self._outcome(record, status, len(plan), stored, failed, failures))
-        self._progress(video.path.name, stored + failed, len(plan), "done")
+                source=str(run.video.path), code=first.code,
+                reason=f"every chunk failed ({len(run.failures)}); the first: {first.message}"))
+        self.report.videos.append(self._outcome(record, status, len(run.plan), run.stored, run.failed, run.failures))
+        self._progress(name, looked, len(run.plan), "done")
 
     def _share(self, video_id: str, plan: list[Chunk]) -> tuple[bool, list[Chunk]]:
         """Whether this run owns the video (its row and transcript), and the chunks it captions."""
@@ -338,8 +383,8 @@ class Indexer:
             return plan
         ids = [chunk_id(video_id, c.start, c.end) for c in plan]
         if self.recaption == "failed":
-            return [c for c, i in zip(plan, ids) if i in self._snapshot.failed]
-        return [c for c, i in zip(plan, ids) if i not in self._snapshot.done]
+            return [c for c, i in zip(plan, ids, strict=True) if i in self._snapshot.failed]
+        return [c for c, i in zip(plan, ids, strict=True) if i not in self._snapshot.done]
 
     def _record(self, source: SourceVideo, video: VideoInfo, existing: VideoRecord | None, planned: int) -> VideoRecord:
         return VideoRecord(
