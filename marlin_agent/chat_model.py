@@ -36,42 +36,50 @@ def planner_model(settings: PlannerSettings):
     if not settings.enabled:
         raise PlannerNotConfigured("no planner LLM is configured")
     try:
-        from openai import AsyncOpenAI, OpenAIError
-        from pydantic_ai.exceptions import UserError
-        from pydantic_ai.models import infer_model
-        from pydantic_ai.models.openai import OpenAIChatModel
-        from pydantic_ai.providers.openai import OpenAIProvider
+        import openai  # noqa: F401  (both routes below need the OpenAI SDK or pydantic-ai)
+        import pydantic_ai.models  # noqa: F401
     except ImportError as exc:
         raise MissingDependency("the LLM planner", "planner") from exc
-
     model = settings.model.strip()
     provider, name = split_model(model)
-    key = settings.api_key.get_secret_value() if settings.api_key else None
-
-    def chat_completions(base_url: str | None) -> OpenAIChatModel:
-        # A local server accepts any key, but the OpenAI client insists on having one.
-        try:
-            client = AsyncOpenAI(base_url=base_url, api_key=key or ("not-needed" if base_url else None),
-                                 timeout=settings.request_timeout, max_retries=1)
-        except OpenAIError as exc:
-            raise PlannerNotConfigured(f"{model} needs an API key: {exc}",
-                                       hint="Set OPENAI_API_KEY or MARLIN_PLANNER_API_KEY.") from exc
-        return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
-
     if settings.base_url:
         if provider is not None and provider not in OPENAI_COMPATIBLE:
             name = model  # a served name that happens to contain a slash, e.g. Qwen/Qwen3-4B
-        return chat_completions(settings.base_url)
+        return _chat_completions(settings, name, settings.base_url)
     if provider in DEFAULT_BASE_URLS:
-        return chat_completions(DEFAULT_BASE_URLS[provider])
+        return _chat_completions(settings, name, DEFAULT_BASE_URLS[provider])
     if provider == "openai":
-        return chat_completions(None)
+        return _chat_completions(settings, name, None)
     if provider in OPENAI_COMPATIBLE:
         raise PlannerNotConfigured(f"{model} names a server of your own, but no planner base URL is set",
                                    hint="Set MARLIN_PLANNER_BASE_URL to its API root, e.g. http://127.0.0.1:8001/v1.")
     if provider is None and ":" not in model:
         raise PlannerNotConfigured(f"the planner model {model!r} names no provider and no server")
-    target = model if provider is None else f"{PYDANTIC_AI_PROVIDERS.get(provider, provider)}:{name}"
+    return _inferred(model, model if provider is None else f"{PYDANTIC_AI_PROVIDERS.get(provider, provider)}:{name}")
+
+
+def _chat_completions(settings: PlannerSettings, name: str, base_url: str | None):
+    """A model behind an OpenAI-compatible chat completions API."""
+    from openai import AsyncOpenAI, OpenAIError
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    key = settings.api_key.get_secret_value() if settings.api_key else None
+    try:
+        # A local server accepts any key, but the OpenAI client insists on having one.
+        client = AsyncOpenAI(base_url=base_url, api_key=key or ("not-needed" if base_url else None),
+                             timeout=settings.request_timeout, max_retries=1)
+    except OpenAIError as exc:
+        raise PlannerNotConfigured(f"{settings.model.strip()} needs an API key: {exc}",
+                                   hint="Set OPENAI_API_KEY or MARLIN_PLANNER_API_KEY.") from exc
+    return OpenAIChatModel(name, provider=OpenAIProvider(openai_client=client))
+
+
+def _inferred(model: str, target: str):
+    """A model pydantic-ai knows by ``provider:name``."""
+    from pydantic_ai.exceptions import UserError
+    from pydantic_ai.models import infer_model
+
     try:
         return infer_model(target)
     except ImportError as exc:

@@ -82,7 +82,8 @@ def grounding_command(
     predictions: Annotated[Optional[Path], typer.Option(
         "--predictions", help="Score this results file (.json or .jsonl) instead of running anything; with "
         "--data, also report which annotations it lacks.")] = None,
-    mode: Annotated[str, typer.Option("--mode", help="raw: Marlin find as the product chunks it; agent: find --verify.")] = "raw",
+    mode: Annotated[str, typer.Option(
+        "--mode", help="raw: Marlin find as the product chunks it; agent: find --verify.")] = "raw",
     round_seconds: Annotated[bool, typer.Option(
         "--round-seconds", help="Round predicted times to whole seconds before scoring, as the benchmark's own "
         "inference does.")] = False,
@@ -122,22 +123,31 @@ def grounding_command(
         return
     console = Console()
     console.print(_scores_table(f"{report.suite} · {report.mode} · {report.entries} entries", figures))
-    if report.rounding != "none":
-        console.print(f"Predicted times rounded to {report.rounding} before scoring.")
-    if report.duplicate_entries:
-        console.print(f"[yellow]{report.duplicate_entries} keys appear more than once; each counts once, "
-                      "with its last value.[/]")
-    if report.annotations_without_entry:
-        console.print(f"[yellow]{report.annotations_without_entry} annotated queries have no entry in the file "
-                      "(not counted, as the benchmark does not count them).[/]")
-    if report.entries_without_annotation:
-        console.print(f"[yellow]{report.entries_without_annotation} entries match no annotation (counted, against "
-                      "the span their key names).[/]")
-    if report.errors:
-        console.print(f"[yellow]{report.errors} queries failed or had no prediction (scored 0)[/]")
-    if report.per_query_path:
-        console.print(f"per query: {report.per_query_path}\npredictions: {report.predictions_path}")
+    for line in _grounding_notes(report):
+        console.print(line)
     _say_table(console, table)
+
+
+def _grounding_notes(report) -> list[str]:
+    """What a grounding report's reader should know besides the figures: rounding, and entries the
+    benchmark's own rules did not count, or counted at zero."""
+    notes = []
+    if report.rounding != "none":
+        notes.append(f"Predicted times rounded to {report.rounding} before scoring.")
+    if report.duplicate_entries:
+        notes.append(f"[yellow]{report.duplicate_entries} keys appear more than once; each counts once, "
+                     "with its last value.[/]")
+    if report.annotations_without_entry:
+        notes.append(f"[yellow]{report.annotations_without_entry} annotated queries have no entry in the file "
+                     "(not counted, as the benchmark does not count them).[/]")
+    if report.entries_without_annotation:
+        notes.append(f"[yellow]{report.entries_without_annotation} entries match no annotation (counted, against "
+                     "the span their key names).[/]")
+    if report.errors:
+        notes.append(f"[yellow]{report.errors} queries failed or had no prediction (scored 0)[/]")
+    if report.per_query_path:
+        notes.append(f"per query: {report.per_query_path}\npredictions: {report.predictions_path}")
+    return notes
 
 
 @eval_app.command("presence")

@@ -64,24 +64,8 @@ def setup_command(
         settings = load_settings()
         secrets += secrets_of(settings)
         manager = EngineManager(settings)
-        if hosted and local:
-            raise InputError("choose one: --hosted or --local")
-        if planner and not local:
-            raise InputError("--planner goes with --local (a hosted planner is set with [planner] model and "
-                             "MARLIN_PLANNER_BASE_URL)")
-        if hosted:
-            if not base_url:
-                raise InputError("--hosted needs --base-url", hint="e.g. --base-url https://host/v1 --api-key KEY")
-            mode, values = "hosted", {"base_url": base_url, "api_key": api_key}
-        elif local:
-            mode, values = "local", {"engine": None if local == "auto" else local}
-        elif not yes and sys.stdin.isatty():
-            mode, values = _ask_interactively(manager)
-            secrets += secrets_of(None, values.get("api_key"))
-        else:
-            raise InputError("setup needs a choice when it cannot ask",
-                             hint="marlin-agent setup --hosted --base-url URL --api-key KEY --yes, "
-                             "or marlin-agent setup --local auto --yes")
+        mode, values = _choice(manager, hosted, local, planner, base_url, api_key, yes)
+        secrets += secrets_of(None, values.get("api_key"))
         if mode == "hosted":
             result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
         else:
@@ -97,6 +81,31 @@ def setup_command(
     if as_json:
         emit_json(result.model_dump(mode="json"), secrets)
         return
+    _show(result)
+
+
+def _choice(manager, hosted: bool, local: str | None, planner: str | None, base_url: str | None,
+            api_key: str | None, yes: bool) -> tuple[str, dict]:
+    """Hosted or local, from the flags, or asked when a person is at the terminal."""
+    if hosted and local:
+        raise InputError("choose one: --hosted or --local")
+    if planner and not local:
+        raise InputError("--planner goes with --local (a hosted planner is set with [planner] model and "
+                         "MARLIN_PLANNER_BASE_URL)")
+    if hosted:
+        if not base_url:
+            raise InputError("--hosted needs --base-url", hint="e.g. --base-url https://host/v1 --api-key KEY")
+        return "hosted", {"base_url": base_url, "api_key": api_key}
+    if local:
+        return "local", {"engine": None if local == "auto" else local}
+    if not yes and sys.stdin.isatty():
+        return _ask_interactively(manager)
+    raise InputError("setup needs a choice when it cannot ask",
+                     hint="marlin-agent setup --hosted --base-url URL --api-key KEY --yes, "
+                     "or marlin-agent setup --local auto --yes")
+
+
+def _show(result) -> None:
     where = f"the {result.engine} engine at {result.base_url}" if result.mode == "local" else result.base_url
     Console().print(f"Marlin: {result.model} via {where}.")
     if result.check:

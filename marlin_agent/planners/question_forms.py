@@ -103,13 +103,29 @@ def read_question(question: str) -> QuestionPlan:
         return QuestionPlan(form="when", target=question.strip())
     # "every time X, and how many times": the every form carries the count already.
     text = re.sub(r",?\s*(?:and\s+)?how many times(?:\s+(?:it|that|this)\s+\w+)?\s*$", "", text, flags=_I)
+    # In this order: an anchored form ("between", "what happens after") before the forms that
+    # measure an event, and "X after Y" last, since its pattern would take most questions.
+    for form in (_anchored, _measured, _unsupported, _relative):
+        if plan := form(text):
+            return plan
+    return QuestionPlan(form="when", target=event_description(question))
+
+
+def _relation_word(word: str) -> str:
+    return "before" if word.lower() in ("before", "prior to") else "after"
+
+
+def _anchored(text: str) -> QuestionPlan | None:
     if match := _BETWEEN.match(text):
         return QuestionPlan(form="between", anchor=_event(match["a"]), anchor_end=_event(match["b"]))
     if match := _OPEN_RELATION.match(text) or _DO_RELATION.match(text):
-        relation = "before" if match["rel"].lower() in ("before", "prior to") else "after"
-        return QuestionPlan(form=relation, anchor=_event(match["anchor"]))
+        return QuestionPlan(form=_relation_word(match["rel"]), anchor=_event(match["anchor"]))
     if match := _WHAT_HAPPENS_WHEN.match(text):
         return QuestionPlan(form="when", target=_event(match["rest"]))
+    return None
+
+
+def _measured(text: str) -> QuestionPlan | None:
     if match := _DURATION.match(text):
         return QuestionPlan(form="duration", target=_event(match["rest"]))
     if match := _COUNT.match(text):
@@ -122,15 +138,24 @@ def read_question(question: str) -> QuestionPlan:
         return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
     if match := _EVERY.match(text):
         return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"]))
+    return None
+
+
+def _unsupported(text: str) -> QuestionPlan | None:
     if match := _UNSUPPORTED.match(text):
         word = match["word"].lower()
         return QuestionPlan(form="unsupported", target=_event(text),
                             reason=f'this looks like a "{word}" question; I can tell when something happens, every '
                                    "time it happens, how many times, what happens before or after something, the "
                                    "first or last time, and how long it lasts")
+    return None
+
+
+def _relative(text: str) -> QuestionPlan | None:
+    """When X happens after (or before) Y: X, looked for on one side of Y."""
     if match := _RELATION.match(text):
         target = re.sub(r"^when\s+", "", match["target"], flags=_I)
         if target.split()[0].lower() not in ("what",):
-            relation = "before" if match["rel"].lower() in ("before", "prior to") else "after"
-            return QuestionPlan(form=relation, target=_event(target), anchor=_event(match["anchor"]))
-    return QuestionPlan(form="when", target=event_description(question))
+            return QuestionPlan(form=_relation_word(match["rel"]), target=_event(target),
+                                anchor=_event(match["anchor"]))
+    return None

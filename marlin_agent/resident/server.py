@@ -267,86 +267,106 @@ def serve(key: str) -> None:
         _log("not serving: a module that cannot precede fork() was imported")
         return  # commands keep running in their own processes
     _log(f"resident {os.getpid()} ready in {time.monotonic() - started:.2f} s; idle limit {idle_seconds():.0f} s")
-    path = socket_path(folder, key)
-    path.unlink(missing_ok=True)  # left by one that was killed
-    listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    listener.bind(str(path))
-    listener.listen(16)
-    listener.settimeout(_ACCEPT_POLL)
-    bound = path.stat().st_ino
-    me = os.getpid()
-    running: dict[int, socket.socket] = {}  # command pid -> its caller's connection
-    lock = threading.Lock()
-    idle_after, last = idle_seconds(), time.monotonic()
+    _Resident(folder, key, lock_file).run()
 
-    def held() -> list:
-        with lock:
-            return [listener, lock_file, *running.values()]
 
-    def waiting_child() -> _Waiting:
+class _Resident:
+    """The accept loop: a child that waits for the next command is always ready; each command
+    goes to it (or, if it is not ready, to a fresh fork), and the loop leaves when idle."""
+
+    def __init__(self, folder: Path, key: str, lock_file) -> None:
+        self.folder, self.key, self.lock_file = folder, key, lock_file
+        self.path = socket_path(folder, key)
+        self.path.unlink(missing_ok=True)  # left by one that was killed
+        self.listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.listener.bind(str(self.path))
+        self.listener.listen(16)
+        self.listener.settimeout(_ACCEPT_POLL)
+        self.bound = self.path.stat().st_ino
+        self.me = os.getpid()
+        self.running: dict[int, socket.socket] = {}  # command pid -> its caller's connection
+        self.lock = threading.Lock()
+        self.idle_after, self.last = idle_seconds(), time.monotonic()
+        self.waiting: _Waiting | None = None
+
+    def run(self) -> None:
+        self.waiting = self._waiting_child()
+        try:
+            while True:
+                try:
+                    conn, _ = self.listener.accept()
+                except TimeoutError:
+                    if self._should_leave():
+                        return
+                    continue
+                self._take(conn)
+        finally:
+            if os.getpid() == self.me:
+                self.waiting.channel.close()
+                self.listener.close()
+                try:
+                    if self.path.stat().st_ino == self.bound:
+                        self.path.unlink()
+                except OSError:
+                    pass
+
+    def _held(self) -> list:
+        with self.lock:
+            return [self.listener, self.lock_file, *self.running.values()]
+
+    def _waiting_child(self) -> _Waiting:
         ours, theirs = socket.socketpair()
 
         def then() -> None:
             ours.close()
             _wait_for_a_command(theirs)
 
-        pid = _fork(held(), then)
+        pid = _fork(self._held(), then)
         theirs.close()
         return _Waiting(pid, ours)
 
-    waiting = waiting_child()
-    try:
-        while True:
-            try:
-                conn, _ = listener.accept()
-            except TimeoutError:
-                with lock:
-                    busy = bool(running)
-                if busy:
-                    last = time.monotonic()
-                elif time.monotonic() - last > idle_after:
-                    _log("leaving: idle")
-                    return
-                elif _others_more_recent(folder, key) >= MOST_RESIDENTS:
-                    _log(f"leaving: {MOST_RESIDENTS} other residents were used more recently")
-                    return
-                try:
-                    if path.stat().st_ino != bound:
-                        return  # our socket file was replaced or removed: we can no longer be reached
-                except OSError:
-                    return
-                continue
-            last = time.monotonic()
-            conn.settimeout(10)
-            try:
-                if not _same_user(conn):
-                    conn.close()
-                    continue
-                request, fds = _read_request(conn)
-            except (OSError, ValueError):
+    def _should_leave(self) -> bool:
+        with self.lock:
+            busy = bool(self.running)
+        if busy:
+            self.last = time.monotonic()
+            return False
+        if time.monotonic() - self.last > self.idle_after:
+            _log("leaving: idle")
+            return True
+        if _others_more_recent(self.folder, self.key) >= MOST_RESIDENTS:
+            _log(f"leaving: {MOST_RESIDENTS} other residents were used more recently")
+            return True
+        try:
+            return self.path.stat().st_ino != self.bound  # replaced or removed: we can no longer be reached
+        except OSError:
+            return True
+
+    def _take(self, conn: socket.socket) -> None:
+        """One caller: its request read, its command run in a child, its end reported by a thread."""
+        self.last = time.monotonic()
+        conn.settimeout(10)
+        try:
+            if not _same_user(conn):
                 conn.close()
-                continue
-            conn.settimeout(None)
-            if waiting.hand_over(request, fds, conn):
-                pid = waiting.pid
-            else:
-                pid = _fork(held(), functools.partial(_become_the_command, conn, request, fds))
-            for fd in fds:
-                os.close(fd)
-            with lock:
-                running[pid] = conn
-            what = " ".join(str(a) for a in request["argv"][1:2])  # the command's name only: arguments may be private
-            threading.Thread(target=_report_when_done, args=(conn, pid, running, lock, what), daemon=True).start()
-            waiting = waiting_child()
-    finally:
-        if os.getpid() == me:
-            waiting.channel.close()
-            listener.close()
-            try:
-                if path.stat().st_ino == bound:
-                    path.unlink()
-            except OSError:
-                pass
+                return
+            request, fds = _read_request(conn)
+        except (OSError, ValueError):
+            conn.close()
+            return
+        conn.settimeout(None)
+        if self.waiting.hand_over(request, fds, conn):
+            pid = self.waiting.pid
+        else:
+            pid = _fork(self._held(), functools.partial(_become_the_command, conn, request, fds))
+        for fd in fds:
+            os.close(fd)
+        with self.lock:
+            self.running[pid] = conn
+        what = " ".join(str(a) for a in request["argv"][1:2])  # the command's name only: arguments may be private
+        threading.Thread(target=_report_when_done, args=(conn, pid, self.running, self.lock, what),
+                         daemon=True).start()
+        self.waiting = self._waiting_child()
 
 
 def main() -> None:
