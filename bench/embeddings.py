@@ -42,7 +42,7 @@ def _recall(embed, documents, owners, queries, wanted, ks=(1, 5)) -> dict[str, f
     docs, asks = embed(documents), embed(queries)
     order = np.argsort(-(asks @ docs.T), axis=1)
     owners = np.array(owners)
-    return {f"recall@{k}": round(float(np.mean([w in owners[row[:k]] for row, w in zip(order, wanted)])), 3)
+    return {f"recall@{k}": round(float(np.mean([w in owners[row[:k]] for row, w in zip(order, wanted, strict=False)])), 3)
             for k in ks}
 
 

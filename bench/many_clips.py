@@ -31,7 +31,7 @@ def _clips(folder: Path, count: int, seconds: float) -> Path:
     """``count`` distinct clips: every backdrop, colour, shape, motion and two start times."""
     folder.mkdir(parents=True, exist_ok=True)
     kinds = itertools.product(BACKDROPS, OBJECT_COLOURS, SHAPES, MOTIONS, (0.25, 0.75))
-    for n, (backdrop, colour, shape, motion, start) in zip(range(count), kinds):
+    for n, (backdrop, colour, shape, motion, start) in zip(range(count), kinds, strict=False):
         event = SyntheticEvent(colour=colour, shape=shape, motion=motion, start=start, end=seconds - 0.25)
         make_video(folder / f"clip{n:03d}.mp4", FootageSpec(duration=seconds, width=160, height=120, fps=4,
                                                             backdrop=backdrop, events=[event]))

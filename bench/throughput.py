@@ -36,7 +36,7 @@ def run(minutes: int = 16, concurrencies: tuple[int, ...] = (1, 4, 8, 16)) -> di
         for concurrency in concurrencies:
             settings = load_settings({"server.concurrency": concurrency}, env=env)
 
-            async def once() -> float:
+            async def once(settings=settings) -> float:
                 async with MarlinClient(settings.server) as client:
                     started = time.perf_counter()
                     await caption_video(video, settings, client)

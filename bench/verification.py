@@ -53,7 +53,7 @@ def _lexical_alone(settings, annotations: dict) -> float:
     times = []
     for entry in annotations.values():
         events = [{"start": float(s), "end": float(e), "text": f"{q} (worded anew)"}
-                  for (s, e), q in zip(entry["spans"], entry["queries"])]
+                  for (s, e), q in zip(entry["spans"], entry["queries"], strict=False)]
         for n, question in enumerate(entry["queries"][1::3] + entry["negatives"]):
             texts = SpanTexts(event=question, span=tuple(entry["spans"][n % len(entry["spans"])]), events=events)
             started = time.perf_counter()

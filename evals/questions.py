@@ -80,8 +80,11 @@ def realistic_items(spans_of: dict[str, dict[int, tuple[float, float]]]) -> list
     for scene in scenes("heldout"):
         visual = [(n, e) for n, e in enumerate(scene.events) if not e.spoken]
         truth = spans_of[scene.name]
-        span = lambda n: (scene.name, *truth[n])  # noqa: E731
-        for at, (n, event) in enumerate(visual):
+
+        def span(n: int, name: str = scene.name, truth: dict = truth) -> tuple:
+            return (name, *truth[n])
+
+        for at, (_, event) in enumerate(visual):
             words = event.questions["paraphrase"]
             items.append(Item(world="realistic", scope=scene.name, question=f"how many times {words}?", form="count",
                               count=1))

@@ -37,7 +37,8 @@ def _sources(sources: str | Path | list[str | Path]) -> list[str]:
 class VideoAgent:
     """Ask questions of footage, search it, caption and ground with Marlin."""
 
-    def __init__(self, settings: Settings | None = None, env: Mapping[str, str] | None = None, **overrides: Any) -> None:
+    def __init__(self, settings: Settings | None = None, env: Mapping[str, str] | None = None,
+                 **overrides: Any) -> None:
         unknown = set(overrides) - set(_FLAGS)
         if unknown:
             raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(_FLAGS)})")

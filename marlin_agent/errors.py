@@ -180,7 +180,8 @@ class IndexDamaged(MarlinAgentError):
 
 
 class JobFailed(MarlinAgentError):
-    """A distributed job (``index --ray``, ``extract --ray``) could not reach its cluster, or a shard failed there for good."""
+    """A distributed job (``index --ray``, ``extract --ray``) could not reach its cluster, or a
+    shard failed there for good."""
 
     code = "job_failed"
     exit_code = 1

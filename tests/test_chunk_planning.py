@@ -34,7 +34,7 @@ def test_no_chunk_is_longer_than_the_chunk_length_and_nothing_is_dropped(duratio
     assert (len(chunks) - 1) * length < duration + 1e-6  # no more chunks than the length requires
     assert chunks[0].start == pytest.approx(start, abs=1e-6)
     assert chunks[-1].end == pytest.approx(start + duration, abs=1e-6)
-    assert all(a.end == b.start for a, b in zip(chunks, chunks[1:]))
+    assert all(a.end == b.start for a, b in zip(chunks, chunks[1:], strict=False))
     assert all(c.duration <= length + 1e-6 for c in chunks)
     assert max(c.duration for c in chunks) - min(c.duration for c in chunks) <= 2e-6  # equal pieces
     assert [c.index for c in chunks] == list(range(len(chunks)))

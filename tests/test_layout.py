@@ -86,6 +86,25 @@ def test_the_import_contracts_hold():
     assert "BROKEN" not in run.stdout and " KEPT" in run.stdout
 
 
+def test_the_code_passes_the_projects_lint_rules():
+    """pycodestyle, pyflakes, import order, bugbear and complexity at most 12 ([tool.ruff.lint])."""
+    ruff = Path(sys.executable).with_name("ruff")
+    run = subprocess.run([str(ruff), "check", "--no-cache", "--output-format", "concise", "."], capture_output=True,
+                         text=True, cwd=ROOT)
+    assert run.returncode == 0, run.stdout[-3000:] + run.stderr[-2000:]
+
+
+def test_no_function_in_the_package_is_longer_than_a_screen():
+    """Sixty lines: a function a reader can hold at once."""
+    import ast
+
+    long = [f"{path.relative_to(ROOT)}:{node.lineno} {node.name} ({node.end_lineno - node.lineno + 1} lines)"
+            for path in sorted((ROOT / "marlin_agent").rglob("*.py"))
+            for node in ast.walk(ast.parse(path.read_text()))
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.end_lineno - node.lineno + 1 > 60]
+    assert long == []
+
+
 def _extras() -> tuple[list[Requirement], dict[str, list[Requirement]]]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     return ([Requirement(r) for r in project["dependencies"]],

@@ -338,7 +338,7 @@ def test_the_run_says_how_many_videos_it_is_still_looking_at_before_any_total_is
     first = events[0]
     assert (first.video, first.looking, first.overall_total) == ("", 2, 0)
     assert events[-1].looking == 0 and events[-1].overall_done == events[-1].overall_total == 5
-    assert all(e.looking >= later.looking for e, later in zip(events, events[1:]))
+    assert all(e.looking >= later.looking for e, later in zip(events, events[1:], strict=False))
 
 
 def test_library_commands_show_no_model_loading_bars_and_help_shows_flags_as_flags(clips, library_env):

@@ -36,7 +36,7 @@ def test_a_long_clip_is_read_on_a_60_second_timeline(footage, simulator):
     simulator.state.think = "none"
     reply = content(ask(simulator, footage["long_street"], CAPTION))
     # The white circle is at 131-140 s of 200 s; squeezed onto 60 s it lands near 39-42 s.
-    (line,) = [l for l in reply.splitlines() if l.startswith("<") and "white circle" in l]
+    (line,) = [text for text in reply.splitlines() if text.startswith("<") and "white circle" in text]
     start, end = (float(x) for x in line[1 : line.index(">")].split(" - "))
     assert (start, end) == (pytest.approx(131 * 0.3, abs=0.5), pytest.approx(140 * 0.3, abs=0.5))
 

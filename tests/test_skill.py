@@ -105,7 +105,7 @@ def test_the_description_sits_closer_to_video_questions_than_to_other_requests(o
     model = Embedder(offline_models["MARLIN_EMBED_MODEL"], tmp_path)
     description = model.embed([meta["description"]])[0]
     scores = model.embed([c["prompt"] for c in cases]) @ description
-    positive = [s for s, c in zip(scores, cases) if c["should_trigger"]]
-    negative = [s for s, c in zip(scores, cases) if not c["should_trigger"]]
+    positive = [s for s, c in zip(scores, cases, strict=False) if c["should_trigger"]]
+    negative = [s for s, c in zip(scores, cases, strict=False) if not c["should_trigger"]]
     auc = sum(p > n for p in positive for n in negative) / (len(positive) * len(negative))
     assert auc >= 0.9, auc

@@ -52,7 +52,7 @@ def test_subtitles_become_transcript_lines(tmp_path):
                    "00:01:02.250 --> 00:01:04.000\nsecond line\nwraps here\n")
     transcript = parse_subtitles(vtt)
     assert transcript.source == "subtitles"
-    assert [(l.start, l.end, l.text) for l in transcript.lines] == [
+    assert [(cue.start, cue.end, cue.text) for cue in transcript.lines] == [
         (1.0, 3.5, "Hello there"), (62.25, 64.0, "second line wraps here")]
 
 
@@ -67,7 +67,7 @@ def test_youtube_rolling_captions_keep_each_line_once_without_word_timing_tags(t
         "the<00:00:03.300><c> penalty</c>\n\n"
         "00:00:06.000 --> 00:00:07.000\n<i>Fish</i> &amp; chips\n")
     lines = parse_subtitles(vtt).lines
-    assert [(l.start, l.end, l.text) for l in lines] == [
+    assert [(cue.start, cue.end, cue.text) for cue in lines] == [
         (0.48, 3.11, "the goalkeeper saves"), (3.12, 5.5, "the goalkeeper saves the penalty"),
         (6.0, 7.0, "Fish & chips")]
 
@@ -76,7 +76,7 @@ def test_srt_subtitles_are_read_too(tmp_path):
     srt = tmp_path / "talk.en.srt"
     srt.write_text("1\n00:00:01,000 --> 00:00:03,500\n<b>Hello</b> there\n\n"
                    "2\n01:00:02,250 --> 01:00:04,000\nsecond line\nwraps here\n")
-    assert [(l.start, l.end, l.text) for l in parse_subtitles(srt).lines] == [
+    assert [(cue.start, cue.end, cue.text) for cue in parse_subtitles(srt).lines] == [
         (1.0, 3.5, "Hello there"), (3602.25, 3604.0, "second line wraps here")]
 
 

@@ -325,35 +325,9 @@ class RtspRelay:
                     continue
                 line, headers, body = self._request(connection, first)
                 method = line.split()[0]
-                session = {"Session": "4242"}
-                if method == "OPTIONS":
-                    self._reply(connection, headers, extra={
-                        "Public": "OPTIONS, DESCRIBE, ANNOUNCE, SETUP, PLAY, RECORD, TEARDOWN, GET_PARAMETER"})
-                elif method == "ANNOUNCE":
-                    publishing, self.sdp = True, body
-                    self._reply(connection, headers)
-                elif method == "DESCRIBE":
-                    if self.sdp is None:
-                        self._reply(connection, headers, "404 Not Found")
-                    else:
-                        self._reply(connection, headers, extra={"Content-Base": self.url + "/",
-                                                                "Content-Type": "application/sdp"}, body=self.sdp)
-                elif method == "SETUP":
-                    transport = headers.get("transport", "")
-                    index = int(line.split()[1].rsplit("=", 1)[-1]) if "streamid=" in line else len(channels)
-                    first_channel = int(transport.split("interleaved=")[1].split("-")[0]) if "interleaved=" in \
-                        transport else 2 * index
-                    channels[index] = first_channel
-                    self._reply(connection, headers, extra={**session, "Transport": transport})
-                elif method == "PLAY":
-                    self._reply(connection, headers, extra=session)
-                    with self.lock:
-                        self.players.append((connection, dict(channels)))
-                elif method == "TEARDOWN":
-                    self._reply(connection, headers, extra=session)
+                publishing = publishing or method == "ANNOUNCE"
+                if not self._answer(connection, method, line, headers, body, channels):
                     break
-                else:  # RECORD, GET_PARAMETER (a keep-alive)
-                    self._reply(connection, headers, extra=session)
         except (ConnectionError, OSError, ValueError, IndexError):
             pass
         finally:
@@ -364,6 +338,37 @@ class RtspRelay:
                         _hang_up(player)
                     self.players.clear()
             _hang_up(connection)
+
+    def _answer(self, connection: socket.socket, method: str, line: str, headers: dict[str, str], body: bytes,
+                channels: dict[int, int]) -> bool:
+        """Reply to one RTSP request; False once the client tears the session down."""
+        session = {"Session": "4242"}
+        if method == "OPTIONS":
+            self._reply(connection, headers, extra={
+                "Public": "OPTIONS, DESCRIBE, ANNOUNCE, SETUP, PLAY, RECORD, TEARDOWN, GET_PARAMETER"})
+        elif method == "ANNOUNCE":
+            self.sdp = body
+            self._reply(connection, headers)
+        elif method == "DESCRIBE":
+            if self.sdp is None:
+                self._reply(connection, headers, "404 Not Found")
+            else:
+                self._reply(connection, headers, extra={"Content-Base": self.url + "/",
+                                                        "Content-Type": "application/sdp"}, body=self.sdp)
+        elif method == "SETUP":
+            transport = headers.get("transport", "")
+            index = int(line.split()[1].rsplit("=", 1)[-1]) if "streamid=" in line else len(channels)
+            first_channel = int(transport.split("interleaved=")[1].split("-")[0]) if "interleaved=" in \
+                transport else 2 * index
+            channels[index] = first_channel
+            self._reply(connection, headers, extra={**session, "Transport": transport})
+        elif method == "PLAY":
+            self._reply(connection, headers, extra=session)
+            with self.lock:
+                self.players.append((connection, dict(channels)))
+        else:  # RECORD, GET_PARAMETER (a keep-alive), TEARDOWN
+            self._reply(connection, headers, extra=session)
+        return method != "TEARDOWN"
 
     def _forward(self, channel: int, payload: bytes) -> None:
         with self.lock:

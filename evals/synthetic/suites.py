@@ -21,7 +21,7 @@ def _events(rng: random.Random, duration: float, count: int) -> list[SyntheticEv
     colours = rng.sample(list(OBJECT_COLOURS), count)
     slots = sorted(rng.sample(range(int(duration // 12)), count))
     events = []
-    for colour, slot in zip(colours, slots):
+    for colour, slot in zip(colours, slots, strict=False):
         start = slot * 12 + rng.uniform(1, 3)
         length = rng.uniform(4, 8)
         events.append(SyntheticEvent(colour=colour, shape=rng.choice(SHAPES), start=round(start, 1),

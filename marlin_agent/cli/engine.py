@@ -15,8 +15,10 @@ from marlin_agent.config import load_settings
 engine_app = CommandApp(help="Local engines (vLLM, SGLang, MLX, CPU), each in its own environment under $MARLIN_HOME.",
                          no_args_is_help=True)
 
-EngineArg = Annotated[Optional[str], typer.Argument(help="vllm, sglang, mlx or cpu (default: what setup chose, else what this machine suits).", show_default=False)]
-RoleOpt = Annotated[str, typer.Option("--role", help="marlin, or planner: a chat LLM for --planner served beside Marlin.")]
+EngineArg = Annotated[Optional[str], typer.Argument(
+    help="vllm, sglang, mlx or cpu (default: what setup chose, else what this machine suits).", show_default=False)]
+RoleOpt = Annotated[str, typer.Option(
+    "--role", help="marlin, or planner: a chat LLM for --planner served beside Marlin.")]
 
 
 def _manager():
@@ -44,7 +46,8 @@ def install_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
 
 
 @engine_app.command("uninstall")
-def uninstall_command(engine: Annotated[str, typer.Argument(metavar="ENGINE", help="vllm, sglang, mlx or cpu.", show_default=False)],
+def uninstall_command(engine: Annotated[str, typer.Argument(
+    metavar="ENGINE", help="vllm, sglang, mlx or cpu.", show_default=False)],
                       as_json: JsonOpt = False) -> None:
     """Stop an engine and delete its environment (several GB); downloaded weights stay in the Hugging Face cache."""
     manager = _manager()
@@ -58,8 +61,10 @@ def uninstall_command(engine: Annotated[str, typer.Argument(metavar="ENGINE", he
 @engine_app.command("start")
 def start_command(
     engine: EngineArg = None, role: RoleOpt = "marlin",
-    model: Annotated[Optional[str], typer.Option("--model", help="The planner model to serve (with --role planner).")] = None,
-    port: Annotated[Optional[int], typer.Option("--port", help="Port (default [engine] port, +1 for a planner).")] = None,
+    model: Annotated[Optional[str], typer.Option(
+        "--model", help="The planner model to serve (with --role planner).")] = None,
+    port: Annotated[Optional[int], typer.Option(
+        "--port", help="Port (default [engine] port, +1 for a planner).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Start an engine in the background and wait until it answers (the first start downloads the weights)."""

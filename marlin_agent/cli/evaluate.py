@@ -22,10 +22,13 @@ from marlin_agent.errors import InputError
 eval_app = CommandApp(help="Measure grounding, presence verification and search against any Marlin server.",
                        no_args_is_help=True)
 
-DataOpt = Annotated[Path, typer.Option("--data", help="TimeLens-format annotations: {video_id: {duration, spans, queries}}.")]
-VideosOpt = Annotated[Optional[Path], typer.Option("--videos", help="Folder holding <video_id>.mp4 for every annotated video.")]
+DataOpt = Annotated[Path, typer.Option(
+    "--data", help="TimeLens-format annotations: {video_id: {duration, spans, queries}}.")]
+VideosOpt = Annotated[Optional[Path], typer.Option(
+    "--videos", help="Folder holding <video_id>.mp4 for every annotated video.")]
 LimitOpt = Annotated[Optional[int], typer.Option("--limit", min=1, help="Only the first N queries.")]
-OutOpt = Annotated[Optional[Path], typer.Option("--out", help="Where per-query results and predictions go (a re-run resumes there).")]
+OutOpt = Annotated[Optional[Path], typer.Option(
+    "--out", help="Where per-query results and predictions go (a re-run resumes there).")]
 ResultsOpt = Annotated[Optional[Path], typer.Option(
     "--results", help="The folder of the results table to update (results.md + results.json); "
     "default $MARLIN_HOME/evals.")]
@@ -59,7 +62,8 @@ def _say_table(console: Console, table: Path | None) -> None:
 
 def _videos(videos: Path | None) -> Path:
     if videos is None:
-        raise InputError("--videos is needed to run the suite", hint="Point --videos at the folder of <video_id>.mp4 files.")
+        raise InputError("--videos is needed to run the suite",
+                         hint="Point --videos at the folder of <video_id>.mp4 files.")
     if not videos.is_dir():
         raise InputError(f"{videos} is not a folder", hint="Point --videos at the folder of <video_id>.mp4 files.")
     return videos
@@ -210,7 +214,8 @@ def presence_command(
 @eval_app.command("search")
 @takes_server_flags
 def search_command(
-    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, results: ResultsOpt = None, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
+    data: DataOpt, videos: VideosOpt = None, limit: LimitOpt = None, results: ResultsOpt = None,
+    as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
 
 ) -> None:
     """Recall@1/5/10 of the right video and of a moment overlapping the true span."""
@@ -237,8 +242,10 @@ def search_command(
 @takes_server_flags
 def extract_command(
     schema: Annotated[str, typer.Option("--schema", help='The JSON Schema rows are filled with (or "marlin").')],
-    labels: Annotated[Path, typer.Option("--labels", help='Labelled rows, JSON lines: {"video_id", "data", ["start", "end"]}.')],
-    videos: VideosOpt = None, per: Annotated[Literal["video", "chunk"], typer.Option("--per", help="video or chunk, as the labels are.")] = "video",
+    labels: Annotated[Path, typer.Option(
+        "--labels", help='Labelled rows, JSON lines: {"video_id", "data", ["start", "end"]}.')],
+    videos: VideosOpt = None, per: Annotated[Literal["video", "chunk"], typer.Option(
+        "--per", help="video or chunk, as the labels are.")] = "video",
     planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema.")] = None,
     out: OutOpt = None, results: ResultsOpt = None, as_json: JsonOpt = False, db: DbOpt = None, *, server: ServerFlags,
 

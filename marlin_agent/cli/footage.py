@@ -58,12 +58,21 @@ def _nothing_indexed(report) -> int:
 
 @takes_server_flags
 def index_command(
-    sources: Annotated[Optional[list[str]], typer.Argument(metavar="SOURCES...", help="Video files, folders (recursive) or URLs.", show_default=False)] = None,
-    recaption: Annotated[bool, typer.Option("--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
-    failed_only: Annotated[bool, typer.Option("--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the format.")] = False,
+    sources: Annotated[Optional[list[str]], typer.Argument(
+        metavar="SOURCES...", help="Video files, folders (recursive) or URLs.", show_default=False)] = None,
+    recaption: Annotated[bool, typer.Option(
+        "--recaption", help="Caption every chunk again (after a model or prompt change).")] = False,
+    failed_only: Annotated[bool, typer.Option(
+        "--failed-only", help="With --recaption: only the chunks whose last caption failed or broke the "
+        "format.")] = False,
     shard: ShardOpt = None,
-    repair: Annotated[bool, typer.Option("--repair", help="First mend a damaged index (see `doctor`): rebuild missing search indexes, return damaged tables to their last good version; then caption again what that lost (in SOURCES, or in every stored video).")] = False,
-    finalize: Annotated[bool, typer.Option("--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is missing. Takes no sources.")] = False,
+    repair: Annotated[bool, typer.Option(
+        "--repair", help="First mend a damaged index (see `doctor`): rebuild missing search indexes, return damaged "
+        "tables to their last good version; then caption again what that lost (in SOURCES, or in every stored "
+        "video).")] = False,
+    finalize: Annotated[bool, typer.Option(
+        "--finalize", help="After every --shard has finished: compact the index, build its vector index, list what is "
+        "missing. Takes no sources.")] = False,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
@@ -77,7 +86,8 @@ def index_command(
         raise typer.BadParameter("--failed-only goes with --recaption")
     if finalize:
         if sources or shard is not None or recaption:
-            raise typer.BadParameter("--finalize takes no sources, --shard or --recaption: run it once, after the shards")
+            raise typer.BadParameter("--finalize takes no sources, --shard or --recaption: "
+                                     "run it once, after the shards")
         library_command(as_json, server, db, True, lambda settings, progress: finalize_library(settings),
                         show_finalize_report, needs_server=False)
         return
@@ -112,7 +122,9 @@ def index_command(
 @takes_server_flags
 def search_command(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for, in words.", show_default=False)],
-    within: Annotated[Optional[list[str]], typer.Option("--in", metavar="SOURCE", help="Only these files, folders or URLs (indexed first if needed). Repeatable.")] = None,
+    within: Annotated[Optional[list[str]], typer.Option(
+        "--in", metavar="SOURCE", help="Only these files, folders or URLs (indexed first if needed). "
+        "Repeatable.")] = None,
     k: Annotated[int, typer.Option("-k", "--limit", min=1, max=200, help="How many moments to return.")] = 10,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
@@ -129,14 +141,24 @@ def search_command(
 
 @takes_server_flags
 def ask_command(
-    question: Annotated[str, typer.Argument(metavar="QUESTION", help='A question about the footage, e.g. "when does the goal happen".', show_default=False)],
-    within: Annotated[list[str], typer.Option("--in", metavar="SOURCE", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
+    question: Annotated[str, typer.Argument(
+        metavar="QUESTION", help='A question about the footage, e.g. "when does the goal '
+        'happen".', show_default=False)],
+    within: Annotated[list[str], typer.Option(
+        "--in", metavar="SOURCE", help="Files, folders or URLs to answer over (indexed first if needed). Repeatable.")],
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
-    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
-    clips: Annotated[Optional[Path], typer.Option("--clips", help="Cut each moment found into a video file in this folder.")] = None,
-    sheet: Annotated[Optional[Path], typer.Option("--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
-    html: Annotated[Optional[Path], typer.Option("--html", help="Write the answer as one self-contained HTML page: each moment playable, its evidence, the rejected candidates.")] = None,
-    planner: Annotated[Optional[str], typer.Option("--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None, *, server: ServerFlags,
+    threshold: Annotated[Optional[float], typer.Option(
+        "--threshold", min=0, max=1, help="Confidence a moment needs to count as found.")] = None,
+    clips: Annotated[Optional[Path], typer.Option(
+        "--clips", help="Cut each moment found into a video file in this folder.")] = None,
+    sheet: Annotated[Optional[Path], typer.Option(
+        "--sheet", help="Write a contact sheet (PNG): a labelled thumbnail strip per moment.")] = None,
+    html: Annotated[Optional[Path], typer.Option(
+        "--html", help="Write the answer as one self-contained HTML page: each moment playable, its evidence, the "
+        "rejected candidates.")] = None,
+    planner: Annotated[Optional[str], typer.Option(
+        "--planner", help='"pipeline" (no LLM, default) or a planner model: provider/name, or a name served at '
+        'MARLIN_PLANNER_BASE_URL (env MARLIN_PLANNER).')] = None, *, server: ServerFlags,
 ) -> None:
     """Answer a question with verified moments (video, span, confidence, evidence) or an honest "not found"."""
     from marlin_agent.app.ask import ask
@@ -152,15 +174,26 @@ def ask_command(
 
 @takes_server_flags
 def extract_command(
-    schema: Annotated[str, typer.Option("--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
-    within: Annotated[list[str], typer.Option("--in", metavar="SOURCE", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
-    output: Annotated[Optional[Path], typer.Option("-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
-    per: Annotated[Literal["video", "chunk"], typer.Option("--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
-    planner: Annotated[Optional[str], typer.Option("--planner", help="The LLM that fills the schema: provider/name, or a name served at MARLIN_PLANNER_BASE_URL.")] = None,
+    schema: Annotated[str, typer.Option(
+        "--schema", help='A JSON Schema file for one row, or "marlin" for Marlin\'s own scenes and events (no LLM).')],
+    within: Annotated[list[str], typer.Option(
+        "--in", metavar="SOURCE", help="Files, folders or URLs (indexed first if needed). Repeatable.")],
+    output: Annotated[Optional[Path], typer.Option(
+        "-o", "--output", help="OUT.jsonl or OUT.parquet; a re-run resumes it.")] = None,
+    per: Annotated[Literal["video", "chunk"], typer.Option(
+        "--per", help="One row per video (chunks merged in time order) or per chunk.")] = "video",
+    planner: Annotated[Optional[str], typer.Option(
+        "--planner", help="The LLM that fills the schema: provider/name, or a name served at "
+        "MARLIN_PLANNER_BASE_URL.")] = None,
     instructions: Annotated[Optional[str], typer.Option("--instructions", help="Extra guidance for the LLM.")] = None,
-    retry_failed: Annotated[bool, typer.Option("--retry-failed", help="Fill again the rows that failed validation.")] = False,
-    force: Annotated[bool, typer.Option("--force", help="Replace an output file that is not this job's own (another tool's, or another schema's rows). Without it such a file is refused, untouched.")] = False,
-    shard: Annotated[Optional[str], typer.Option("--shard", metavar="I/N", help="Do shard I of N (0-based): this shard's whole videos, into its own part, OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
+    retry_failed: Annotated[bool, typer.Option(
+        "--retry-failed", help="Fill again the rows that failed validation.")] = False,
+    force: Annotated[bool, typer.Option(
+        "--force", help="Replace an output file that is not this job's own (another tool's, or another schema's rows). "
+        "Without it such a file is refused, untouched.")] = False,
+    shard: Annotated[Optional[str], typer.Option(
+        "--shard", metavar="I/N", help="Do shard I of N (0-based): this shard's whole videos, into its own part, "
+        "OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:

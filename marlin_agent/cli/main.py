@@ -36,19 +36,26 @@ def _version(value: bool) -> None:
 
 @app.callback()
 def main(
-    version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True, help="Show the version.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     """Ask questions of your footage with Marlin-2B."""
 
 
 @takes_server_flags
 def mcp_command(
-    roots: Annotated[Optional[list[Path]], typer.Option("--root", metavar="FOLDER", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; default: the current folder).")] = None,
+    roots: Annotated[Optional[list[Path]], typer.Option(
+        "--root", metavar="FOLDER", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; "
+        "default: the current folder).")] = None,
     db: DbOpt = None,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only otherwise).")] = False,
+    verbose: Annotated[bool, typer.Option(
+        "--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only "
+        "otherwise).")] = False,
     *, server: ServerFlags,
 ) -> None:
-    """Serve the tools (ask, search, find, caption, index, extract, list_videos, job_status, watch_status) over MCP on stdio."""
+    """Serve the agent's tools over MCP on stdio.
+
+    The tools: ask, search, find, caption, index, extract, list_videos, job_status, watch_status."""
     try:
         from marlin_agent.mcp_server import serve_stdio
     except ImportError as exc:

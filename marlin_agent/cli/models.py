@@ -42,7 +42,9 @@ cache_app = CommandApp(help="The cache of staged clips (and other reusable work)
 
 @cache_app.command("prune")
 def prune_command(
-    max_gb: Annotated[Optional[float], typer.Option("--max-gb", min=0, help="Keep at most this many GB of staged clips (default: media.clip_cache_gb in the config; 0 removes every clip not in use).")] = None,
+    max_gb: Annotated[Optional[float], typer.Option(
+        "--max-gb", min=0, help="Keep at most this many GB of staged clips (default: media.clip_cache_gb in the "
+        "config; 0 removes every clip not in use).")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Remove the least recently used staged clips until the cache fits its limit (clips in use stay)."""

@@ -48,11 +48,13 @@ JsonOpt = Annotated[bool, typer.Option("--json", help="Print one JSON document o
 BaseUrlOpt = Annotated[Optional[str], typer.Option("--base-url", help="Marlin server API root (env MARLIN_BASE_URL).")]
 ApiKeyOpt = Annotated[Optional[str], typer.Option("--api-key", help="API key for the server (env MARLIN_API_KEY).")]
 ModelOpt = Annotated[Optional[str], typer.Option("--model", help="Model name the server serves (env MARLIN_MODEL).")]
-MediaOpt = Annotated[Optional[str], typer.Option("--media", help="How clips reach the server: auto, file or base64 (env MARLIN_MEDIA).")]
+MediaOpt = Annotated[Optional[str], typer.Option(
+    "--media", help="How clips reach the server: auto, file or base64 (env MARLIN_MEDIA).")]
 ConcurrencyOpt = Annotated[Optional[int], typer.Option("--concurrency", help="Requests in flight at once.")]
 TimeoutOpt = Annotated[Optional[float], typer.Option(
     "--timeout", help="Seconds a request may take (env MARLIN_TIMEOUT); default scales with the clip, 2 min per 60 s.")]
-ChunkOpt = Annotated[Optional[float], typer.Option("--chunk-seconds", help="Chunk length; Marlin reads ~60 s at a time.")]
+ChunkOpt = Annotated[Optional[float], typer.Option(
+    "--chunk-seconds", help="Chunk length; Marlin reads ~60 s at a time.")]
 StartOpt = Annotated[Optional[float], typer.Option("--start", help="Only look from this second on.")]
 EndOpt = Annotated[Optional[float], typer.Option("--end", help="Only look up to this second.")]
 VideoArg = Annotated[Path, typer.Argument(metavar="VIDEO", help="A video file.", show_default=False)]

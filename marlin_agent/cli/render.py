@@ -11,12 +11,14 @@ from marlin_agent.domain import ChunkFailure, FindResult, VideoCaption, VideoInf
 
 def _video_line(video: VideoInfo) -> str:
     audio = "audio" if video.has_audio else "no audio"
-    return f"[bold]{video.path.name}[/]  {clock(video.duration)}  {video.width}×{video.height}  {video.fps:g} fps  {audio}"
+    return (f"[bold]{video.path.name}[/]  {clock(video.duration)}  {video.width}×{video.height}  "
+            f"{video.fps:g} fps  {audio}")
 
 
 def _failures(console: Console, failures: list[ChunkFailure]) -> None:
     for failure in failures:
-        console.print(f"[yellow]chunk {clock(failure.start)}–{clock(failure.end)} failed[/] ({failure.code}): {failure.message}")
+        console.print(f"[yellow]chunk {clock(failure.start)}–{clock(failure.end)} failed[/] ({failure.code}): "
+                      f"{failure.message}")
 
 
 def show_caption(console: Console, result: VideoCaption) -> None:
@@ -91,7 +93,8 @@ def show_finalize_report(console: Console, report) -> None:
                   f"({report.chunks_failed} failed):", highlight=False)
     for video in report.unfinished:
         console.print(f"  {video.path}: {video.chunks_done}/{video.chunks_planned}", highlight=False)
-    console.print("[dim]Run the shards (or a plain `marlin-agent index`) again: only the missing chunks are asked for.[/]")
+    console.print("[dim]Run the shards (or a plain `marlin-agent index`) again: "
+                  "only the missing chunks are asked for.[/]")
 
 
 def show_search(console: Console, result) -> None:
@@ -133,6 +136,7 @@ def show_extract(console: Console, summary) -> None:
     style = "bold green" if not summary.rows_failed else "bold yellow"
     console.print(f"[{style}]{summary.rows_ok} rows ok, {summary.rows_failed} failed validation, "
                   f"{summary.rows_skipped} already done[/] → {summary.output}")
-    console.print(f"[dim]{summary.tokens} LLM tokens · {summary.marlin_calls} Marlin calls · {summary.seconds:.1f} s[/]")
+    console.print(f"[dim]{summary.tokens} LLM tokens · {summary.marlin_calls} Marlin calls · "
+                  f"{summary.seconds:.1f} s[/]")
     if summary.rows_failed:
         console.print("[dim]Failed rows are in the file with their error; --retry-failed fills them again.[/]")

@@ -39,15 +39,21 @@ def _ask_interactively(manager) -> tuple[str, dict]:
 
 def setup_command(
     hosted: Annotated[bool, typer.Option("--hosted", help="Use a hosted OpenAI-compatible endpoint.")] = False,
-    local: Annotated[Optional[str], typer.Option("--local", help="Install and run a local engine: vllm, sglang, mlx, cpu, or auto (what this machine suits).")] = None,
+    local: Annotated[Optional[str], typer.Option(
+        "--local", help="Install and run a local engine: vllm, sglang, mlx, cpu, or auto (what this machine "
+        "suits).")] = None,
     base_url: Annotated[Optional[str], typer.Option("--base-url", help="The hosted endpoint's API root.")] = None,
-    api_key: Annotated[Optional[str], typer.Option("--api-key", help='Its API key ("-" reads it from stdin, out of the process list; default env MARLIN_API_KEY).')] = None,
+    api_key: Annotated[Optional[str], typer.Option(
+        "--api-key", help='Its API key ("-" reads it from stdin, out of the process list; default env '
+        'MARLIN_API_KEY).')] = None,
     model: Annotated[Optional[str], typer.Option("--model", help="The model name the endpoint serves.")] = None,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask anything (for agents and scripts).")] = False,
-    skip_check: Annotated[bool, typer.Option("--skip-check", help="Store the choice without one test request.")] = False,
+    skip_check: Annotated[bool, typer.Option(
+        "--skip-check", help="Store the choice without one test request.")] = False,
     planner: Annotated[Optional[str], typer.Option(
         "--planner", help="With --local: a small chat LLM the engine serves beside Marlin as the planner and "
-        "verification's judge, e.g. Qwen/Qwen2.5-3B-Instruct (the CPU engine serves one too); none removes one.")] = None,
+        "verification's judge, e.g. Qwen/Qwen2.5-3B-Instruct (the CPU engine serves one too); "
+        "none removes one.")] = None,
     as_json: JsonOpt = False,
 ) -> None:
     """Choose where Marlin runs (hosted or a local engine), test one request, store the choice."""
@@ -122,10 +128,13 @@ def _show(result) -> None:
 
 
 def doctor_command(
-    no_start: Annotated[bool, typer.Option("--no-start", help="Do not start an installed local engine to test it.")] = False,
+    no_start: Annotated[bool, typer.Option(
+        "--no-start", help="Do not start an installed local engine to test it.")] = False,
     as_json: JsonOpt = False,
 ) -> None:
-    """Check Python, media codecs, configuration, engine, server, model access, disk and index; say how to fix each failure."""
+    """Check what a run needs and say how to fix each failure.
+
+    Python, media codecs, configuration, engine, server, model access, disk and index."""
     from marlin_agent.setup.doctor import run_doctor
 
     config_error = None

@@ -79,9 +79,12 @@ def describe_command(
 
 @takes_server_flags
 def find_command(
-    event: Annotated[str, typer.Argument(metavar="EVENT", help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],
+    event: Annotated[str, typer.Argument(
+        metavar="EVENT", help='The event to ground, e.g. "a red ball rolls in".', show_default=False)],
     video: VideoArg, start: StartOpt = None, end: EndOpt = None, as_json: JsonOpt = False,
-    verify: Annotated[bool, typer.Option("--verify", help="Index the video and return verified moments with evidence (the `ask` document) instead of raw candidates.")] = False,
+    verify: Annotated[bool, typer.Option(
+        "--verify", help="Index the video and return verified moments with evidence (the `ask` document) instead of "
+        "raw candidates.")] = False,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, *, server: ServerFlags,
 ) -> None:
     """Ground an event: one candidate span per chunk searched, best first (unverified unless --verify)."""

@@ -44,13 +44,26 @@ def _stop_on_signals(stop: asyncio.Event) -> None:
 
 @takes_server_flags
 def watch_command(
-    sources: Annotated[list[str], typer.Argument(metavar="SOURCE", help="Folders (new files, recursive) and live streams: rtsp://, rtmp://, http(s):// incl. HLS .m3u8; rtsp://HOST:PORT/PATH?listen waits for a camera to push.", show_default=False)],
-    questions: Annotated[list[str], typer.Option("--ask", metavar="QUESTION", help='A standing question, e.g. "when is a parcel delivered" (repeatable).')],
-    notify: Annotated[Optional[list[str]], typer.Option("--notify", metavar="TARGET", help="Where alerts go besides the alert log: https://… (JSON POST; #inline adds the pictures), mqtt://HOST[:PORT]/TOPIC, cmd:PROGRAM (alert JSON on stdin). Secrets as ${NAME}, from credentials.toml [watch.secrets] or the environment. Repeatable.")] = None,
-    backlog: Annotated[bool, typer.Option("--backlog", help="On a first start, also judge the files a folder already holds (default: only what arrives).")] = False,
-    cooldown: Annotated[Optional[float], typer.Option("--cooldown", min=0, help="Seconds the same question stays quiet on the same footage after an alert (config: watch.cooldown_seconds).")] = None,
-    retention: Annotated[Optional[float], typer.Option("--retention", min=0, help="Hours recorded stream segments are kept once judged; 0 keeps all (config: watch.retention_hours).")] = None,
-    threshold: Annotated[Optional[float], typer.Option("--threshold", min=0, max=1, help="Confidence a moment needs to raise an alert.")] = None,
+    sources: Annotated[list[str], typer.Argument(
+        metavar="SOURCE", help="Folders (new files, recursive) and live streams: rtsp://, rtmp://, http(s):// incl. "
+        "HLS .m3u8; rtsp://HOST:PORT/PATH?listen waits for a camera to push.", show_default=False)],
+    questions: Annotated[list[str], typer.Option(
+        "--ask", metavar="QUESTION", help='A standing question, e.g. "when is a parcel delivered" (repeatable).')],
+    notify: Annotated[Optional[list[str]], typer.Option(
+        "--notify", metavar="TARGET", help="Where alerts go besides the alert log: https://… (JSON POST; #inline adds "
+        "the pictures), mqtt://HOST[:PORT]/TOPIC, cmd:PROGRAM (alert JSON on stdin). Secrets as ${NAME}, from "
+        "credentials.toml [watch.secrets] or the environment. Repeatable.")] = None,
+    backlog: Annotated[bool, typer.Option(
+        "--backlog", help="On a first start, also judge the files a folder already holds (default: only what "
+        "arrives).")] = False,
+    cooldown: Annotated[Optional[float], typer.Option(
+        "--cooldown", min=0, help="Seconds the same question stays quiet on the same footage after an alert (config: "
+        "watch.cooldown_seconds).")] = None,
+    retention: Annotated[Optional[float], typer.Option(
+        "--retention", min=0, help="Hours recorded stream segments are kept once judged; 0 keeps all (config: "
+        "watch.retention_hours).")] = None,
+    threshold: Annotated[Optional[float], typer.Option(
+        "--threshold", min=0, max=1, help="Confidence a moment needs to raise an alert.")] = None,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False, *, server: ServerFlags,
 ) -> None:
     """Keep asking questions of footage as it arrives, and alert once per occurrence (verified, with a clip)."""

@@ -125,7 +125,7 @@ def presence_cases(items: list[GroundingItem], annotations: Path) -> list[Presen
     for v in videos:
         negative_kinds = raw[v].get("negative_kinds") or [None] * len(raw[v].get("negatives", []))
         explicit += [PresenceCase(video_id=v, query=q, present=False, kind=k)
-                     for q, k in zip(raw[v].get("negatives", []), negative_kinds)]
+                     for q, k in zip(raw[v].get("negatives", []), negative_kinds, strict=False)]
     if explicit:
         return cases + explicit
     queries = {v: {i.query.lower() for i in items if i.video_id == v} for v in videos}
@@ -283,7 +283,8 @@ def presence_report(rows: list[PresenceResult], threshold: float, suite: str, re
         suite=suite, cases=len(rows), positives=sum(r.present for r in rows),
         negatives=sum(not r.present for r in rows), threshold=threshold, at_threshold=_point(rows, threshold, score),
         best=best_threshold(curve), curve=curve,
-        found_at_true_span=round(sum(1 for d in found_present if d[2]) / len(found_present), 4) if found_present else 1.0,
+        found_at_true_span=(round(sum(1 for d in found_present if d[2]) / len(found_present), 4)
+                            if found_present else 1.0),
         question_kinds=questions, negative_kinds=negatives, errors=sum(1 for r in rows if r.error),
         marlin_calls=sum(r.marlin_calls for r in rows),
         marlin_calls_per_candidate=round(sum(r.marlin_calls for r in rows) / verified, 3) if verified else 0.0,

@@ -82,7 +82,7 @@ def load_annotations(path: Path, limit: int | None = None) -> list[GroundingItem
         if len(entry.spans) != len(entry.queries):
             raise AnnotationError(f"{path}: video {video_id!r} has {len(entry.spans)} spans and "
                                   f"{len(entry.queries)} queries; there must be one query per span")
-        for span, query, original in zip(entry.spans, entry.queries, value["spans"]):
+        for span, query, original in zip(entry.spans, entry.queries, value["spans"], strict=False):
             items.append(GroundingItem(video_id=video_id, query=clean_query(query), span=span, duration=entry.duration,
                                        gt_text=str(list(original))))
             if limit is not None and len(items) == limit:

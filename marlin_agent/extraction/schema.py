@@ -286,7 +286,8 @@ def check(document: Any, name: str, file_uri: str | None = None) -> tuple[dict[s
         where = "/".join(str(p) for p in exc.path) or "the top level"
         raise InvalidSchema(f"the schema {name} is not valid JSON Schema at {where}: {exc.message}") from exc
     if document.get("type") != "object":
-        raise InvalidSchema(f"the schema {name} describes {document.get('type', 'anything')!r}, not an object (one row)")
+        raise InvalidSchema(f"the schema {name} describes {document.get('type', 'anything')!r}, "
+                            "not an object (one row)")
     graph = _Graph(document, Registry(retrieve=_SchemaFolder(_folder_of(file_uri))), name, file_uri)
     recursive = graph.check()
     return document, (graph.spelled_out(document) | {"title": document.get("title", name)}
@@ -315,7 +316,8 @@ def load_schema(source: str | Path | type[BaseModel] | dict, files_beside: bool 
         document = json.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError as exc:
         raise InvalidSchema(f"no schema file at {path}",
-                            hint=f"Give a JSON Schema file, or --schema {BUILTIN} for Marlin's own scene and events.") from exc
+                            hint=f"Give a JSON Schema file, or --schema {BUILTIN} for Marlin's own scene "
+                                 "and events.") from exc
     except (json.JSONDecodeError, UnicodeDecodeError) as exc:
         raise InvalidSchema(f"{path} is not JSON: {exc}") from exc
     except RecursionError:

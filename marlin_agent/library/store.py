@@ -494,7 +494,8 @@ class Library:
             caption, cid = write.caption, chunk_id(write.video_id, write.caption.start, write.caption.end)
             if caption.scene:
                 items.append((f"{cid}#s0", cid, "scene", caption.start, caption.end, caption.scene, write))
-            items += [(f"{cid}#e{n}", cid, "event", e.start, e.end, e.text, write) for n, e in enumerate(caption.events)]
+            items += [(f"{cid}#e{n}", cid, "event", e.start, e.end, e.text, write)
+                      for n, e in enumerate(caption.events)]
         vectors = self.embedder.embed([item[5] for item in items])
         segments = [{"id": sid, "video_id": w.video_id, "chunk_id": cid, "kind": kind, "start": start, "end": end,
                      "text": text, "model": w.model, "prompt_version": w.prompt_version, "words": "",
@@ -507,7 +508,7 @@ class Library:
             "id": cid, "video_id": w.video_id, "idx": w.index, "start": w.caption.start, "end": w.caption.end,
             "scene": w.caption.scene, "raw": w.caption.raw, "format_ok": w.caption.format_ok, "model": w.model,
             "prompt_version": w.prompt_version,
-        } for cid, w in zip(ids, chunks)])
+        } for cid, w in zip(ids, chunks, strict=True)])
         if "failures" in self._names():
             self._table("failures").delete(f"id IN ({_quote_ids(ids)})")
 
@@ -515,7 +516,7 @@ class Library:
         ids = [chunk_id(f.video_id, f.start, f.end) for f in failures]
         previous = {r["id"]: r["attempts"] for r in self._rows("failures", f"id IN ({_quote_ids(ids)})")}
         rows: dict[str, dict] = {}
-        for cid, f in zip(ids, failures):
+        for cid, f in zip(ids, failures, strict=True):
             attempts = rows[cid]["attempts"] + 1 if cid in rows else previous.get(cid, 0) + 1
             rows[cid] = {"id": cid, "video_id": f.video_id, "start": f.start, "end": f.end, "code": f.code,
                          "message": f.message, "attempts": attempts, "at": utc_now()}

@@ -37,7 +37,8 @@ from marlin_agent.media import plan_chunks, probe_video, stage_clip
 T = TypeVar("T")
 
 
-def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None, end: float | None = None) -> list[Chunk]:
+def chunks_for(video: VideoInfo, settings: Settings, start: float | None = None,
+               end: float | None = None) -> list[Chunk]:
     """The chunks covering ``[start, end]`` of ``video`` (the whole video by default)."""
     lo = 0.0 if start is None else start
     hi = video.duration if end is None else end
@@ -141,7 +142,7 @@ def _same_event(a: Event, b: Event) -> bool:
 def join_across_boundaries(captions: list[ChunkCaption]) -> list[Event]:
     """All events in time order, with an event split by a chunk boundary joined again."""
     joined: list[Event] = []
-    for previous, current in zip([None, *captions], captions):
+    for previous, current in zip([None, *captions], captions, strict=False):
         pending = list(current.events)
         if previous is not None and previous.end == current.start:
             for index, event in enumerate(pending):

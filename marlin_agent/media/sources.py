@@ -60,7 +60,8 @@ def walk_videos(folder: Path, skipped: list[SkippedSource], within: list[Path] |
     seen_dirs: set[Path] = set()
 
     def on_error(error: OSError) -> None:
-        skipped.append(SkippedSource(source=str(error.filename), code="unreadable", reason=error.strerror or str(error)))
+        skipped.append(SkippedSource(source=str(error.filename), code="unreadable",
+                                     reason=error.strerror or str(error)))
 
     def leads_out(path: Path, real: Path) -> bool:
         if _inside(real, within):
@@ -129,7 +130,8 @@ def resolve_sources(inputs: list[str], download=None, within: list[Path] | None 
         elif path.exists():
             add(SourceVideo(path=path.absolute()))
         else:
-            resolved.skipped.append(SkippedSource(source=item, code=VideoNotFound.code, reason=f"no such file or folder: {path}"))
+            resolved.skipped.append(SkippedSource(source=item, code=VideoNotFound.code,
+                                                  reason=f"no such file or folder: {path}"))
     return resolved
 
 

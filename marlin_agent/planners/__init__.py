@@ -1,1 +1,2 @@
-"""Planners turn a question into verified moments through the tools: the pipeline planner (no LLM) and the LLM planner."""
+"""Planners turn a question into verified moments through the tools: the pipeline planner (no
+LLM) and the LLM planner."""

@@ -26,7 +26,8 @@ SEARCH_DEPTH = 20
 DESCRIBED_CANDIDATES = 2
 
 
-def candidate_windows(hits: list[SearchHit], durations: dict[str, float], limit: int) -> list[tuple[SearchHit, float, float]]:
+def candidate_windows(hits: list[SearchHit], durations: dict[str, float],
+                      limit: int) -> list[tuple[SearchHit, float, float]]:
     """Windows of at most ~60 s centred on the best hits; a hit inside a chosen window adds nothing."""
     windows: list[tuple[SearchHit, float, float]] = []
     for hit in hits:
@@ -64,7 +65,7 @@ class Candidates:
         checked = await asyncio.gather(*(self._check(event, ref, s, e) for ref, s, e in windows),
                                        return_exceptions=True)
         moments: list[Moment] = []
-        for (ref, s, e), outcome in zip(windows, checked):
+        for (ref, s, e), outcome in zip(windows, checked, strict=True):
             if isinstance(outcome, MarlinAgentError) and not getattr(outcome, "stops_run", False):
                 self.tools.note("find", f"{ref.title} {s:.1f}–{e:.1f} s failed: {outcome.message}")
             elif isinstance(outcome, BaseException):

@@ -36,7 +36,8 @@ _DETERMINERS = {"the", "a", "an", "my", "our", "your", "his", "her", "their", "i
 # is likely the verb ("the cook whisk | the eggs", "the bear come | out of").
 _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "down", "over", "away", "back", "to",
                               "from", "at", "across", "through", "past", "around", "with", "by", "for", "under",
-                              "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself", "red", "green"}
+                              "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
+                              "red", "green"}
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
 _IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",

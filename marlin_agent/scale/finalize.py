@@ -33,7 +33,8 @@ class FinalizeReport(BaseModel):
     shards: int = Field(description="N of the latest sharded job that wrote here (0: none).")
     shards_missing: list[int] = Field(description="Shards of that job that never started: their videos may be "
                                       "missing altogether, so chunks_missing cannot count them.")
-    shards_unfinished: list[int] = Field(description="Shards that started and did not finish (killed, or still running).")
+    shards_unfinished: list[int] = Field(description="Shards that started and did not finish (killed, or still "
+                                         "running).")
     unfinished: list[UnfinishedVideo] = Field([], description="Videos with chunks still to caption: run the "
                                               "shards (or a plain `index`) again.")
     seconds: float

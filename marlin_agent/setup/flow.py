@@ -70,7 +70,8 @@ def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: 
         "engine": {"default": None}})
     if api_key:
         user_config.update(settings.credentials_path, {"server": {"api_key": api_key}}, private=True)
-    return SetupResult(mode="hosted", base_url=server.base_url, model=server.model, config=str(settings.user_config_path),
+    return SetupResult(mode="hosted", base_url=server.base_url, model=server.model,
+                       config=str(settings.user_config_path),
                        api_key_stored=bool(api_key), credentials=str(settings.credentials_path) if api_key else None,
                        check=check)
 

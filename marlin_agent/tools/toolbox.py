@@ -180,7 +180,8 @@ class Toolbox:
         for record in records:
             done = await asyncio.to_thread(self.library.done_chunk_ids, record.id)
             entries.append(VideoEntry(video=VideoRef(id=record.id, path=record.path, title=record.title),
-                                      url=record.url, duration=record.duration, chunks_indexed=len(done), has_audio=record.has_audio,
+                                      url=record.url, duration=record.duration, chunks_indexed=len(done),
+                                      has_audio=record.has_audio,
                                       has_transcript=bool(record.transcript_source)))
         return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))
 
@@ -219,7 +220,8 @@ class Toolbox:
                 return SpanCaption(video=ref, start=start, end=end, scenes=[r["text"] for r in scenes],
                                    events=[Event(start=r["start"], end=r["end"], text=r["text"]) for r in events],
                                    fresh=False,
-                                   cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)", meter))
+                                   cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)",
+                                                   meter))
         video = await self.video_info(video_id)
         answers, failures = await self._run_chunks(video, chunks_for(video, self.settings, start, end),
                                                    self.client.caption, meter)

@@ -62,4 +62,4 @@ def fit(rows: list[dict[str, float]], labels: list[bool], kinds: tuple[str, ...]
         w -= 2.0 * (x.T @ error + l2 * w)
         if with_bias:
             b -= 2.0 * error.sum()
-    return {kind: round(float(value), 3) for kind, value in zip(kinds, w)}, round(float(b), 3)
+    return {kind: round(float(value), 3) for kind, value in zip(kinds, w, strict=True)}, round(float(b), 3)

@@ -92,7 +92,8 @@ def resolve_wordnet(configured: str | None, cache: Path, *, download: bool = Tru
     raise ModelUnavailable(
         f"WordNet (used to tell synonyms from near misses) is not in the cache ({cache / 'wordnet'}) and {why}",
         hint="While connected, `marlin-agent models pull` fetches every model at once; or install Debian's "
-             "wordnet-base (apt install wordnet-base), or set MARLIN_WORDNET to a folder with WordNet 3.0's dict files.")
+             "wordnet-base (apt install wordnet-base), or set MARLIN_WORDNET to a folder with WordNet 3.0's "
+             "dict files.")
 
 
 def _download(target: Path) -> Path:

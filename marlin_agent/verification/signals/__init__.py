@@ -152,7 +152,7 @@ def overlap_credit(span: tuple[float, float], row: dict) -> float:
 def text_evidence(kind: str, span: tuple[float, float], rows: list[dict], similarities: list[float]) -> Evidence | None:
     """The best row of ``kind`` overlapping ``span``, scored by embedding similarity × overlap."""
     best = None
-    for row, similarity in zip(rows, similarities):
+    for row, similarity in zip(rows, similarities, strict=True):
         score = similarity_score(similarity) * overlap_credit(span, row)
         if overlap_credit(span, row) > 0 and (best is None or score > best.score):
             best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"], score=round(score, 3))
@@ -163,7 +163,7 @@ def entailment_evidence(kind: str, span: tuple[float, float], rows: list[dict],
                         scores: list[Entailment]) -> Evidence | None:
     """The row overlapping ``span`` that best entails the event, scored entailment × overlap."""
     best = None
-    for row, found in zip(rows, scores):
+    for row, found in zip(rows, scores, strict=True):
         credit = overlap_credit(span, row)
         if credit > 0 and (best is None or found.entailment * credit > best.score):
             best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"],
@@ -174,7 +174,7 @@ def entailment_evidence(kind: str, span: tuple[float, float], rows: list[dict],
 def contradiction_evidence(span: tuple[float, float], rows: list[dict], scores: list[Entailment]) -> Evidence | None:
     """The overlapping row that most contradicts the event (only three-way models tell this apart)."""
     worst = None
-    for row, found in zip(rows, scores):
+    for row, found in zip(rows, scores, strict=True):
         score = found.contradiction * overlap_credit(span, row)
         if score > 0 and (worst is None or score > worst.score):
             worst = Evidence(kind="contradiction", text=row["text"], start=row["start"], end=row["end"],
@@ -189,8 +189,8 @@ def best_match_evidence(span: tuple[float, float], rows: list[dict], scores: lis
     anywhere else in the video: 1 when only this span says it, 0 when another part of the
     video says it and this one does not.
     """
-    here = [(row, found) for row, found in zip(rows, scores) if overlap_credit(span, row) > 0]
-    elsewhere = [(row, found) for row, found in zip(rows, scores) if overlap_credit(span, row) == 0]
+    here = [(row, found) for row, found in zip(rows, scores, strict=True) if overlap_credit(span, row) > 0]
+    elsewhere = [(row, found) for row, found in zip(rows, scores, strict=True) if overlap_credit(span, row) == 0]
     if not here:
         return None
     mine = max(here, key=lambda pair: pair[1].entailment)
