@@ -118,8 +118,10 @@ def test_the_builtin_schema_needs_no_llm(folder, library_env, tmp_path):
     assert street["model"] == "marlin (no LLM)" and len(street["data"]["events"]) == 4
 
 
-def test_without_an_llm_a_custom_schema_explains_the_options(folder, library_env, tmp_path, simulator):
+def test_without_an_llm_a_custom_schema_explains_the_options(folder, library_env, tmp_path, simulator, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # where the default output (objects.jsonl) would go
     result = invoke(["extract", "--schema", str(OBJECTS), "--in", str(folder), "--json"], library_env)
+    assert list(tmp_path.glob("*.jsonl")) == [], "a refused job leaves no empty output behind"
     assert result.exit_code == 2
     error = document(result)["error"]
     assert error["code"] == "planner_not_configured"

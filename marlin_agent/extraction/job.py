@@ -247,8 +247,9 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
     check_output(output)
     if shard is not None:
         output = output.with_name(shard.part_name(output.stem, output.suffix))
-    journal = Journal(output, schema, retry_failed, force)  # a file that is not ours: refused before any work
+    # No LLM to fill the rows is said before the output is opened: a refused job leaves no empty file.
     filler = row_filler(schema, settings, model, instructions)
+    journal = Journal(output, schema, retry_failed, force)  # a file that is not ours: refused before any work
     started = time.monotonic()
     tally, new = Tally(), []
     async for row in fill_rows(schema, inputs, settings, per, filler, journal.written, tally, on_progress, shard):
