@@ -22,7 +22,7 @@ from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import load_settings
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.indexing.shards import Shard
-from marlin_agent.library.store import chunk_id
+from marlin_agent.library.records import chunk_id
 from marlin_agent.media import plan_chunks, probe_video
 from marlin_agent.media.content_id import content_id
 from marlin_agent.scale.ray_jobs import index_on_ray

@@ -14,7 +14,8 @@ from pathlib import Path
 import numpy as np
 
 from marlin_agent.library.embeddings import Embedder
-from marlin_agent.library.store import Library, VideoRecord
+from marlin_agent.library.records import VideoRecord
+from marlin_agent.library.store import Library
 
 WORDS = ("red blue yellow white purple green dog cat ball car goal player kicks runs jumps falls crowd cheers "
          "referee whistle door opens closes man woman child walks table kitchen street field night rain").split()
@@ -53,7 +54,8 @@ def build(library: Library, segments: int, videos: int = 200, topics: int = 2000
          "prompt_version": 1, "words": "", "vector": vectors[i]}
         for i in range(segments)
     ]
-    table = library._table("segments")
+    library.create_tables()
+    table = library.store.raw_table("segments")  # appended in bulk, not merged row by row
     for offset in range(0, segments, 20_000):
         table.add(rows[offset : offset + 20_000])
     library.optimize()

@@ -21,6 +21,7 @@ from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
+from marlin_agent.domain import Event
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.verification.entailment import EntailmentModel
 
@@ -52,7 +53,7 @@ def _lexical_alone(settings, annotations: dict) -> float:
     signal = Lexical(settings, embed=None)
     times = []
     for entry in annotations.values():
-        events = [{"start": float(s), "end": float(e), "text": f"{q} (worded anew)"}
+        events = [Event(start=float(s), end=float(e), text=f"{q} (worded anew)")
                   for (s, e), q in zip(entry["spans"], entry["queries"], strict=False)]
         for n, question in enumerate(entry["queries"][1::3] + entry["negatives"]):
             texts = SpanTexts(event=question, span=tuple(entry["spans"][n % len(entry["spans"])]), events=events)

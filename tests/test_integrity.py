@@ -452,7 +452,7 @@ def test_chunks_whose_captions_were_lost_are_reported_and_captioned_again_by_rep
 
     assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
     library = open_library(load_settings(env=library_env))
-    library.raw_table("segments").delete("kind = 'event' OR kind = 'scene'")  # as an older version might lack
+    library.store.raw_table("segments").delete("kind = 'event' OR kind = 'scene'")  # as an older version might lack
     check = _doctor_index_check(library_env)
     assert check["status"] == "fail" and "lost their scenes and events" in check["detail"]
     calls = simulator.state.received

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from marlin_agent.domain import Event
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.verification.signals import SpanTexts
 from marlin_agent.verification.signals.lexical import LexicalAligner
@@ -88,8 +89,8 @@ def test_the_lexical_signal_picks_the_description_over_the_span_and_compares_it_
 
     settings = load_settings({"verify.wordnet": str(aligner.wordnet.folder)}, env={"MARLIN_HOME": str(tmp_path)})
     signal = Lexical(settings, embed=None)
-    events = [{"start": 2.0, "end": 6.0, "text": "a red square appears"},
-              {"start": 10.0, "end": 14.0, "text": "a red circle appears"}]
+    events = [Event(start=2.0, end=6.0, text="a red square appears"),
+              Event(start=10.0, end=14.0, text="a red circle appears")]
     wrong = {e.kind: e for e in signal.read(SpanTexts(event="the red circle appears", span=(2.0, 6.0),
                                                       events=events))}
     asked = "the red circle appears"

@@ -155,7 +155,7 @@ def test_killing_an_index_run_midway_and_rerunning_completes_it_without_duplicat
     assert report.marlin_calls == 6 - stored_before
     counts = library.counts()
     assert counts["chunks"] == 6 and counts["videos"] == 3
-    ids = [row["id"] for row in library._rows("segments")]
+    ids = [row["id"] for row in library.store.rows("segments")]
     assert len(ids) == len(set(ids))
     assert counts["event"] == 4 + 2 + 1 and counts["scene"] == 6
 

@@ -12,7 +12,7 @@ import pytest
 from marlin_agent.config import load_settings
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
-from marlin_agent.library.store import chunk_id
+from marlin_agent.library.records import chunk_id
 from marlin_agent.media import plan_chunks
 
 from .test_cli import document, invoke
@@ -77,8 +77,8 @@ def test_an_index_cut_with_another_plan_is_recut_and_the_old_chunks_go(videos, l
     (record,) = library.list_videos()
     planned = {chunk_id(record.id, c.start, c.end) for c in plan_chunks(0, record.duration)}
     assert library.stored_chunk_ids() == planned
-    assert {row["chunk_id"] for row in library.segments(record.id)} == planned
-    red = [row for row in library.segments(record.id, "event") if "red square" in row["text"]]
-    assert len(red) == 1 and (red[0]["start"], red[0]["end"]) == (pytest.approx(100, abs=1), pytest.approx(110, abs=1))
+    assert {segment.chunk_id for segment in library.segments(record.id)} == planned
+    red = [segment for segment in library.segments(record.id, "event") if "red square" in segment.text]
+    assert len(red) == 1 and (red[0].start, red[0].end) == (pytest.approx(100, abs=1), pytest.approx(110, abs=1))
     simulator.state.reset()
     assert index().chunks_captioned == 0 and simulator.state.calls == []  # and the new plan is kept

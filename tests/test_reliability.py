@@ -108,8 +108,8 @@ def test_a_run_with_nothing_to_do_writes_nothing_and_takes_no_lock(clips, librar
     assert document(index([clips], library_env))["chunks_captioned"] == 5
     def versions() -> dict[str, int]:  # read afresh: each index run writes through its own connection
         library = open_library(load_settings(env=library_env))
-        return {name: library._table(name).version for name in ("videos", "chunks", "segments", "failures")
-                if name in library._names()}
+        return {name: library.store.raw_table(name).version for name in ("videos", "chunks", "segments", "failures")
+                if name in library.store.tables()}
 
     before = versions()
     for _ in range(3):

@@ -7,7 +7,8 @@ import pytest
 from evals.synthetic.offline_models import minilm_dir
 from marlin_agent.domain import ChunkCaption, Event
 from marlin_agent.library.embeddings import Embedder
-from marlin_agent.library.store import Library, VideoRecord
+from marlin_agent.library.records import VideoRecord
+from marlin_agent.library.store import Library
 
 SURNAMES = ["Kowalczuk", "Kowalski", "Kowalewski", "Kovalenko", "Kowalik", "Kovac", "Kowal", "Kowalcz", "Kozlowski",
             "Kowalkowski"]

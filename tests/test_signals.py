@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from marlin_agent.domain import Event
 from marlin_agent.verification.entailment import Entailment
 from marlin_agent.verification.signals import (
     best_match_evidence,
@@ -23,7 +24,7 @@ from marlin_agent.verification.signals import (
 
 
 def row(start: float, end: float, text: str = "x") -> dict:
-    return {"start": start, "end": end, "text": text}
+    return Event(start=start, end=end, text=text)
 
 
 def test_overlap_is_measured_against_the_shorter_interval():

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from marlin_agent.domain import Evidence
+from marlin_agent.domain import Event, Evidence
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.model_store import resolve_model
 from marlin_agent.planners.phrasing import event_description
@@ -85,7 +85,7 @@ def test_a_cached_hub_model_is_used_without_the_hub(tmp_path):
     assert found == cached
 
 
-ROWS = [{"start": 10.0, "end": 15.0, "text": "the door opens"}, {"start": 30.0, "end": 35.0, "text": "the door closes"}]
+ROWS = [Event(start=10.0, end=15.0, text="the door opens"), Event(start=30.0, end=35.0, text="the door closes")]
 
 
 def test_only_rows_that_overlap_the_span_count_as_its_evidence():

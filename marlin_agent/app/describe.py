@@ -137,7 +137,7 @@ def _indexed_caption(video: VideoInfo, settings: Settings) -> VideoCaption | Non
         return None  # no index yet: do not create one just to look
     try:
         from marlin_agent.library.access import open_library
-        from marlin_agent.library.store import chunk_id
+        from marlin_agent.library.records import chunk_id
 
         library = open_library(settings)
         planned = {chunk_id(video.content_id, c.start, c.end) for c in chunks_for(video, settings)}

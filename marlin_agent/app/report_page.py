@@ -198,7 +198,7 @@ async def _timelines(tools: Toolbox, answer: Answer) -> dict[str, VideoTimeline]
             lines = await asyncio.to_thread(tools.library.segments, video_id, "transcript")
         except MarlinAgentError:
             continue  # a video gone since: the page goes without its timeline
-        found[video_id] = VideoTimeline(info.duration, [(r["start"], r["end"], r["text"]) for r in lines])
+        found[video_id] = VideoTimeline(info.duration, [(r.start, r.end, r.text) for r in lines])
     return found
 
 

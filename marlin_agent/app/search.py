@@ -12,7 +12,7 @@ from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.indexing.reports import IndexProgress, IndexReport
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
-from marlin_agent.library.store import SearchHit
+from marlin_agent.library.records import SearchHit
 
 
 class SearchResult(BaseModel):

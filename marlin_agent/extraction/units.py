@@ -11,6 +11,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from marlin_agent.domain import Event, VideoRef
+from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
 
 Per = Literal["video", "chunk"]
@@ -42,18 +43,18 @@ class Unit(BaseModel):
 
 def units_of(library: Library, video: VideoRef, per: Per) -> list[Unit]:
     rows = library.segments(video.id)
-    scenes = [r for r in rows if r["kind"] == "scene"]
-    events = [r for r in rows if r["kind"] == "event"]
-    speech = [r for r in rows if r["kind"] == "transcript"]
-    spans = [(r["start"], r["end"]) for r in scenes]
+    scenes = [r for r in rows if r.kind == "scene"]
+    events = [r for r in rows if r.kind == "event"]
+    speech = [r for r in rows if r.kind == "transcript"]
+    spans = [(r.start, r.end) for r in scenes]
     if per == "video" and spans:
         spans = [(spans[0][0], spans[-1][1])]
 
-    def inside(items: list[dict], start: float, end: float) -> list[Event]:
-        return [Event(start=r["start"], end=r["end"], text=r["text"]) for r in items
-                if r["start"] < end and r["end"] > start and (per == "video" or start <= r["start"] < end)]
+    def inside(items: list[Segment], start: float, end: float) -> list[Event]:
+        return [Event(start=r.start, end=r.end, text=r.text) for r in items
+                if r.start < end and r.end > start and (per == "video" or start <= r.start < end)]
 
     return [Unit(video=video, start=start, end=end,
-                 scenes=[r["text"] for r in scenes if r["start"] < end and r["end"] > start],
+                 scenes=[r.text for r in scenes if r.start < end and r.end > start],
                  events=inside(events, start, end), transcript=inside(speech, start, end))
             for start, end in spans]

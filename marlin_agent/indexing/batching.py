@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import asyncio
 
-from marlin_agent.library.store import Library, Writes
+from marlin_agent.library.records import Writes
+from marlin_agent.library.store import Library
 
 
 class GroupWriter:

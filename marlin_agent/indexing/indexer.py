@@ -25,16 +25,8 @@ from marlin_agent.indexing.reports import IndexProgress, IndexReport, Recaption,
 from marlin_agent.indexing.shards import Shard
 from marlin_agent.indexing.write_lock import WriteLock
 from marlin_agent.library.health import mend_search_indexes
-from marlin_agent.library.store import (
-    ChunkWrite,
-    FailureWrite,
-    Library,
-    ShardRun,
-    VideoRecord,
-    Writes,
-    chunk_id,
-    utc_now,
-)
+from marlin_agent.library.records import ChunkWrite, FailureWrite, ShardRun, VideoRecord, Writes, chunk_id, utc_now
+from marlin_agent.library.store import Library
 from marlin_agent.library.transcripts import (
     SubtitlesUnreadable,
     Transcriber,

@@ -16,8 +16,9 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from marlin_agent.library.protocol import TABLES
 from marlin_agent.library.storage_errors import reason
-from marlin_agent.library.store import TABLES, Library
+from marlin_agent.library.store import Library
 
 # How far a stored vector's length may stray from 1 before it counts as altered (float32 rounding
 # stays below 1e-5).
@@ -113,9 +114,17 @@ def _agreement(tables: dict[str, Any]) -> list[str]:
     return problems
 
 
+def _lance(library: Library):
+    """The library's LanceDB store, whose files these checks read; None for a store that keeps its own health."""
+    return library.store if hasattr(library.store, "raw_table") else None
+
+
 def check(library: Library) -> IndexHealth:
     """Everything wrong with the index, table by table; nothing is changed."""
-    names = library.table_names()
+    store = _lance(library)
+    if store is None:
+        return IndexHealth(uri=library.uri, tables=[], problems=[])
+    names = store.tables()
     report, readable = [], {}
     problems: list[str] = []
     for name in ("meta", *TABLES):
@@ -123,7 +132,7 @@ def check(library: Library) -> IndexHealth:
             continue
         health = TableHealth(name=name)
         try:
-            table = library.raw_table(name)
+            table = store.raw_table(name)
             health.version = table.version
             health.rows = table.count_rows()
             table.list_versions()  # the version history must read too: repair walks it
@@ -165,35 +174,41 @@ def mend_search_indexes(library: Library) -> bool:
     """Rebuild the segments' search indexes when they are missing or broken; whether that was needed.
     Cheap (one query each), so every index run does it: a deleted full-text index does not wait for
     someone to run ``doctor``."""
-    if "segments" not in library.table_names():
+    store = _lance(library)
+    if store is None or "segments" not in store.tables():
         return False
-    segments = library.raw_table("segments")
+    segments = store.raw_table("segments")
     if segments.count_rows() == 0 or not _search_indexes(library, segments):
         return False
-    library.rebuild_search_indexes()
+    store.rebuild_search_indexes()
     return True
 
 
 def repair(library: Library) -> RepairReport:
     """Repair what ``check`` finds; the next index run captions again whatever the repair forgot."""
     report = RepairReport(uri=library.uri)
+    store = _lance(library)
+    if store is None:
+        report.forgotten_chunks = library.forget_uncovered_chunks()
+        return report
     for health in check(library).tables:
         if health.problem is None:
             continue
         table = None
         try:
-            table = library.raw_table(health.name)
+            table = store.raw_table(health.name)
             done = _restore(table)
         except Exception:  # noqa: BLE001 - a table that does not open is made again, empty
             done = None
         if done is None:
-            library.drop_table(health.name)
+            store.drop_table(health.name)
             done = "made again, empty (no older version read cleanly)"
         report.restored.append(f"{health.name}: {done}")
-    library.forget_table_handles()
-    segments = library.raw_table("segments") if "segments" in library.table_names() else None
+    store.forget_table_handles()
+    library.forget_video_refs()
+    segments = store.raw_table("segments") if "segments" in store.tables() else None
     if segments is not None and _search_indexes(library, segments):
-        library.rebuild_search_indexes()
+        store.rebuild_search_indexes()
         report.rebuilt.append("the full-text index of segments")
     report.forgotten_chunks = library.forget_uncovered_chunks()
     report.problems_left = check(library).problems

@@ -12,7 +12,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError
-from marlin_agent.library.store import VideoRecord
+from marlin_agent.library.records import VideoRecord
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import Startup

@@ -16,7 +16,7 @@ from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence, Moment, VideoRef
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, ServerNotConfigured
-from marlin_agent.library.store import SearchHit
+from marlin_agent.library.records import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
 from marlin_agent.verification.signals import iou
 from marlin_agent.verification.verifier import about_speech

@@ -171,22 +171,22 @@ class FormAnswerer:
         rows = await asyncio.to_thread(self.tools.library.segments, anchor.video.id, "event")
         seen: list[tuple[float, float]] = []
         candidates = []
-        for row in sorted(rows, key=lambda r: abs(self._gap(Moment(video=anchor.video, start=r["start"],
-                                                                     end=r["end"], confidence=0, evidence=[]),
+        for row in sorted(rows, key=lambda r: abs(self._gap(Moment(video=anchor.video, start=r.start,
+                                                                     end=r.end, confidence=0, evidence=[]),
                                                               "before" if form == "before" else "after", anchor))):
-            probe = Moment(video=anchor.video, start=row["start"], end=row["end"], confidence=0, evidence=[])
+            probe = Moment(video=anchor.video, start=row.start, end=row.end, confidence=0, evidence=[])
             if not self._on_side(probe, form, anchor, anchor_end):
                 continue
-            if any(iou((row["start"], row["end"]), span) > 0.5 for span in seen):
+            if any(iou((row.start, row.end), span) > 0.5 for span in seen):
                 continue  # the same event as told by a neighbouring chunk's caption
-            seen.append((row["start"], row["end"]))
+            seen.append((row.start, row.end))
             candidates.append(row)
             if len(candidates) == NEIGHBOURS:
                 break
         verified = []
         for row in candidates:
             try:
-                checked = await self.tools.verify_span(anchor.video.id, row["text"], row["start"], row["end"],
+                checked = await self.tools.verify_span(anchor.video.id, row.text, row.start, row.end,
                                                        proposed_by="caption")
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pydantic import Field
 
 from marlin_agent.domain import SCHEMA_VERSION, Event, Moment, Record, SchemaVersion, VideoRef
-from marlin_agent.library.store import SearchHit
+from marlin_agent.library.records import SearchHit
 
 
 class Cost(Record):

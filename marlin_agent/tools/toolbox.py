@@ -20,6 +20,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
 from marlin_agent.file_names import text_path
+from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
@@ -63,8 +64,8 @@ class _Meter:
     started: float = field(default_factory=time.monotonic)
 
 
-def _overlapping(rows: list[dict], start: float, end: float, slack: float = 0.0) -> list[dict]:
-    return [r for r in rows if r["end"] > start - slack and r["start"] < end + slack]
+def _overlapping(rows: list[Segment], start: float, end: float, slack: float = 0.0) -> list[Segment]:
+    return [r for r in rows if r.end > start - slack and r.start < end + slack]
 
 
 def centred_window(start: float, end: float, duration: float) -> tuple[float, float]:
@@ -215,10 +216,10 @@ class Toolbox:
         ref = await self._ref(video_id)
         if not fresh:
             scenes = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "scene"), start, end)
-            if scenes and scenes[0]["start"] <= start + 1e-3 and scenes[-1]["end"] >= end - 1e-3:
+            if scenes and scenes[0].start <= start + 1e-3 and scenes[-1]["end"] >= end - 1e-3:
                 events = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "event"), start, end)
-                return SpanCaption(video=ref, start=start, end=end, scenes=[r["text"] for r in scenes],
-                                   events=[Event(start=r["start"], end=r["end"], text=r["text"]) for r in events],
+                return SpanCaption(video=ref, start=start, end=end, scenes=[r.text for r in scenes],
+                                   events=[Event(start=r.start, end=r.end, text=r.text) for r in events],
                                    fresh=False,
                                    cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)",
                                                    meter))
@@ -305,7 +306,7 @@ class Toolbox:
         note = "" if record.transcript_source else ("the video has no audio" if not record.has_audio
                                                      else "the video was indexed without a transcript")
         return TranscriptLines(video=ref, start=start, end=end, note=note,
-                               lines=[Event(start=r["start"], end=r["end"], text=r["text"]) for r in rows],
+                               lines=[Event(start=r.start, end=r.end, text=r.text) for r in rows],
                                cost=self._done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
                                                f"{len(rows)} lines", meter))
 
@@ -386,7 +387,7 @@ class Toolbox:
         if self.speech_question:
             return SpanTexts(event=event, span=span, events=lines, about_speech=True)
         events = await asyncio.to_thread(self.library.segments, video_id, "event")
-        described = [{"start": e.start, "end": e.end, "text": e.text} for e in fresh.events] if fresh else []
+        described = list(fresh.events) if fresh else []
         return SpanTexts(event=event, span=span, events=events, fresh=described,
                          lines=_overlapping(lines, span[0], span[1], 1.0))
 

@@ -15,7 +15,8 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from marlin_agent.library.store import Library, WatchRow
+from marlin_agent.library.records import WatchRow
+from marlin_agent.library.store import Library
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, WatchStatus, short_hash, stamp
 
 

@@ -26,19 +26,27 @@ from marlin_agent.verification.entailment import Entailment
 Embed = Callable[[list[str]], np.ndarray]
 
 
+class Timed(Protocol):
+    """A text at a time in the video: a caption event, a stored segment, a transcript line."""
+
+    start: float
+    end: float
+    text: str
+
+
 @dataclass(frozen=True)
 class SpanTexts:
     """Everything said about one candidate span, in the video's own seconds."""
 
     event: str  # the event asked about, as a plain sentence
     span: tuple[float, float]
-    events: list[dict]  # every caption event of the video, from the index (start, end, text)
-    fresh: list[dict] = field(default_factory=list)  # the events of a fresh caption of the span alone
-    lines: list[dict] = field(default_factory=list)  # transcript lines around the span
+    events: list[Timed]  # every caption event of the video, from the index
+    fresh: list[Timed] = field(default_factory=list)  # the events of a fresh caption of the span alone
+    lines: list[Timed] = field(default_factory=list)  # transcript lines around the span
     about_speech: bool = False  # the question asks what is said, not what is seen
 
     @property
-    def described(self) -> list[dict]:
+    def described(self) -> list[Timed]:
         """Caption events (indexed and fresh) that overlap the span."""
         return [row for row in self.events + self.fresh if overlap_credit(self.span, row) > 0]
 
@@ -143,46 +151,47 @@ def similarity_score(similarity: float) -> float:
     return float(np.clip((similarity - _SIMILARITY_FLOOR) / (_SIMILARITY_FULL - _SIMILARITY_FLOOR), 0.0, 1.0))
 
 
-def overlap_credit(span: tuple[float, float], row: dict) -> float:
+def overlap_credit(span: tuple[float, float], row: Timed) -> float:
     """0 for a row that hardly overlaps ``span``, rising to 1 when most of it does."""
-    share = overlap_share(span, (row["start"], row["end"]))
+    share = overlap_share(span, (row.start, row.end))
     return 0.0 if share < _MIN_OVERLAP else min(1.0, share / _FULL_OVERLAP)
 
 
-def text_evidence(kind: str, span: tuple[float, float], rows: list[dict], similarities: list[float]) -> Evidence | None:
+def text_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
+                  similarities: list[float]) -> Evidence | None:
     """The best row of ``kind`` overlapping ``span``, scored by embedding similarity × overlap."""
     best = None
     for row, similarity in zip(rows, similarities, strict=True):
         score = similarity_score(similarity) * overlap_credit(span, row)
         if overlap_credit(span, row) > 0 and (best is None or score > best.score):
-            best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"], score=round(score, 3))
+            best = Evidence(kind=kind, text=row.text, start=row.start, end=row.end, score=round(score, 3))
     return best
 
 
-def entailment_evidence(kind: str, span: tuple[float, float], rows: list[dict],
+def entailment_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
                         scores: list[Entailment]) -> Evidence | None:
     """The row overlapping ``span`` that best entails the event, scored entailment × overlap."""
     best = None
     for row, found in zip(rows, scores, strict=True):
         credit = overlap_credit(span, row)
         if credit > 0 and (best is None or found.entailment * credit > best.score):
-            best = Evidence(kind=kind, text=row["text"], start=row["start"], end=row["end"],
+            best = Evidence(kind=kind, text=row.text, start=row.start, end=row.end,
                             score=round(found.entailment * credit, 3))
     return best
 
 
-def contradiction_evidence(span: tuple[float, float], rows: list[dict], scores: list[Entailment]) -> Evidence | None:
+def contradiction_evidence(span: tuple[float, float], rows: list[Timed], scores: list[Entailment]) -> Evidence | None:
     """The overlapping row that most contradicts the event (only three-way models tell this apart)."""
     worst = None
     for row, found in zip(rows, scores, strict=True):
         score = found.contradiction * overlap_credit(span, row)
         if score > 0 and (worst is None or score > worst.score):
-            worst = Evidence(kind="contradiction", text=row["text"], start=row["start"], end=row["end"],
+            worst = Evidence(kind="contradiction", text=row.text, start=row.start, end=row.end,
                              score=round(score, 3))
     return worst
 
 
-def best_match_evidence(span: tuple[float, float], rows: list[dict], scores: list[Entailment]) -> Evidence | None:
+def best_match_evidence(span: tuple[float, float], rows: list[Timed], scores: list[Entailment]) -> Evidence | None:
     """Is the event at this span the video's best match for the question?
 
     0.5 + half the margin between the best entailment overlapping the span and the best
@@ -196,7 +205,7 @@ def best_match_evidence(span: tuple[float, float], rows: list[dict], scores: lis
     mine = max(here, key=lambda pair: pair[1].entailment)
     rival = max(elsewhere, key=lambda pair: pair[1].entailment, default=None)
     margin = mine[1].entailment - (rival[1].entailment if rival else 0.0)
-    text = (f'best elsewhere: "{rival[0]["text"]}" at {rival[0]["start"]:.1f}–{rival[0]["end"]:.1f} s'
+    text = (f'best elsewhere: "{rival[0].text}" at {rival[0].start:.1f}–{rival[0].end:.1f} s'
             if rival else "no other event in the video")
     return Evidence(kind="best_match", text=text, start=span[0], end=span[1], score=round(0.5 + margin / 2, 3))
 

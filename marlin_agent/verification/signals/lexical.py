@@ -21,7 +21,7 @@ from typing import ClassVar
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
-from marlin_agent.verification.signals import Embed, SpanTexts, iou, signal
+from marlin_agent.verification.signals import Embed, SpanTexts, Timed, iou, signal
 from marlin_agent.verification.wordnet import WordNet, open_wordnet
 
 # Words that carry no event of their own: articles, pronouns, auxiliaries, prepositions.
@@ -440,8 +440,8 @@ class Lexical:
             self._aligner = aligner_for(open_wordnet(self.settings.verify.wordnet, self.settings.cache_dir))
         return self._aligner
 
-    def _best(self, event: str, rows: list[dict], spoken: bool) -> tuple[Alignment, dict] | None:
-        scored = [(self.aligner.align(event, row["text"], spoken), row) for row in rows]
+    def _best(self, event: str, rows: list[Timed], spoken: bool) -> tuple[Alignment, Timed] | None:
+        scored = [(self.aligner.align(event, row.text, spoken), row) for row in rows]
         return max(scored, key=lambda pair: (pair[0].support - pair[0].conflict, pair[0].support), default=None)
 
     def read(self, texts: SpanTexts) -> list[Evidence]:
@@ -452,10 +452,10 @@ class Lexical:
         alignment, row = best
         # Other wordings of the same event (the index's caption and a fresh one) may each say a part of it,
         # and any of them may deny it ("opens" where the other said "is raised").
-        span = (row["start"], row["end"])
-        wordings = [r["text"] for r in here if r is not row and iou((r["start"], r["end"]), span) >= 0.5]
+        span = (row.start, row.end)
+        wordings = [r.text for r in here if r is not row and iou((r.start, r.end), span) >= 0.5]
         if wordings:
-            together = self.aligner.align(texts.event, " . ".join([row["text"], *wordings]), texts.about_speech)
+            together = self.aligner.align(texts.event, " . ".join([row.text, *wordings]), texts.about_speech)
             denial = max((self.aligner.align(texts.event, text, texts.about_speech) for text in wordings),
                          key=lambda other: other.conflict)
             conflict = max(alignment, denial, key=lambda other: other.conflict)
@@ -463,21 +463,21 @@ class Lexical:
             alignment = Alignment(support=richer.support, conflict=conflict.conflict, aligned=richer.aligned,
                                   conflicts=conflict.conflicts, missing=richer.missing, swap=richer.swap,
                                   swaps=richer.swaps)
-        why = f'"{row["text"]}"' + (f" (and {len(wordings)} other wording(s))" if wordings else "") + \
+        why = f'"{row.text}"' + (f" (and {len(wordings)} other wording(s))" if wordings else "") + \
             f": {alignment.explain()}"
-        found = [Evidence(kind="lexical", text=why, start=row["start"], end=row["end"], score=alignment.support)]
+        found = [Evidence(kind="lexical", text=why, start=row.start, end=row.end, score=alignment.support)]
         if alignment.conflict > 0:
-            found.append(Evidence(kind="lexical_conflict", text=why, start=row["start"], end=row["end"],
+            found.append(Evidence(kind="lexical_conflict", text=why, start=row.start, end=row.end,
                                   score=alignment.conflict))
         if alignment.swap > 0:
-            found.append(Evidence(kind="lexical_swap", text=why, start=row["start"], end=row["end"],
+            found.append(Evidence(kind="lexical_swap", text=why, start=row.start, end=row.end,
                                   score=alignment.swap))
         if alignment.support == 0 and alignment.missing:
-            found.append(Evidence(kind="lexical_none", text=why, start=row["start"], end=row["end"], score=1.0))
+            found.append(Evidence(kind="lexical_none", text=why, start=row.start, end=row.end, score=1.0))
         elsewhere = self._best(texts.event, [r for r in texts.events if r not in here], texts.about_speech)
         mine = alignment.support - alignment.conflict
         theirs = elsewhere[0].support - elsewhere[0].conflict if elsewhere else 0.0
-        rival = (f'best elsewhere: "{elsewhere[1]["text"]}" at {elsewhere[1]["start"]:.1f}–{elsewhere[1]["end"]:.1f} s'
+        rival = (f'best elsewhere: "{elsewhere[1].text}" at {elsewhere[1].start:.1f}–{elsewhere[1].end:.1f} s'
                  if elsewhere else "nothing else in the video")
         found.append(Evidence(kind="lexical_best", text=rival, start=texts.span[0], end=texts.span[1],
                               score=round(min(1.0, max(0.0, 0.5 + (mine - theirs) / 2)), 3)))

@@ -34,7 +34,7 @@ class Entailed:
         model = entailment_model(self.settings)
         events, fresh, lines, span = texts.events, texts.fresh, texts.lines, texts.span
         said = spoken if texts.about_speech else str  # for a question about speech, the "events" are lines said
-        premises = [said(r["text"]) for r in events] + [r["text"] for r in fresh] + [spoken(r["text"]) for r in lines]
+        premises = [said(r.text) for r in events] + [r.text for r in fresh] + [spoken(r.text) for r in lines]
         scores = model.score([(premise, texts.event) for premise in premises])
         indexed, fresh_scores = scores[:len(events)], scores[len(events):len(events) + len(fresh)]
         line_scores = scores[len(events) + len(fresh):]

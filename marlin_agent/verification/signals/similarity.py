@@ -27,7 +27,7 @@ class Similar:
         start, end = texts.span
         # What is described there (for a question about speech, its "events" are the lines said): spoken
         # lines beside a visual question are the transcript signal's, which may corroborate but not confirm.
-        nearby = [r for r in texts.events + texts.fresh if r["end"] > start - 1.0 and r["start"] < end + 1.0]
+        nearby = [r for r in texts.events + texts.fresh if r.end > start - 1.0 and r.start < end + 1.0]
         if not nearby:
             return []
         if texts.event not in self._vectors:
@@ -35,6 +35,6 @@ class Similar:
                 self._vectors.clear()
             self._vectors[texts.event] = self.embed([texts.event])[0]
         similarities = text_similarities(self.embed, texts.event, self._vectors[texts.event],
-                                         [r["text"] for r in nearby])
+                                         [r.text for r in nearby])
         found = text_evidence("similarity", texts.span, nearby, similarities)
         return [found] if found else []
