@@ -29,6 +29,9 @@ class MarlinAgentError(Exception):
     code: ClassVar[str] = "error"
     exit_code: ClassVar[int] = 1
     default_hint: ClassVar[str] = ""
+    # True when every further request or write would fail the same way (a dead server, a full
+    # disk), so a run stops at once instead of recording the same failure for each chunk.
+    stops_run: ClassVar[bool] = False
 
     def __init__(self, message: str, hint: str | None = None) -> None:
         message = escaped(message)  # it often names a file, and file names need not be UTF-8
@@ -165,7 +168,7 @@ class DiskFull(MarlinAgentError):
 
     code = "disk_full"
     exit_code = 1
-    stops_run: ClassVar[bool] = True  # every later write would fail the same way
+    stops_run = True  # every later write would fail the same way
 
 
 class IndexDamaged(MarlinAgentError):
@@ -173,7 +176,7 @@ class IndexDamaged(MarlinAgentError):
 
     code = "index_damaged"
     exit_code = 1
-    stops_run: ClassVar[bool] = True
+    stops_run = True
     default_hint = ("`marlin-agent doctor` lists what is damaged; `marlin-agent index --repair` rebuilds missing "
                     "search indexes, returns damaged tables to their last good version and captions again "
                     "what that loses.")
@@ -200,9 +203,6 @@ class ConfigError(MarlinAgentError):
 class ServerError(MarlinAgentError):
     code = "server_error"
     exit_code = 3
-    # True when every further request would fail the same way, so a run stops at once
-    # instead of recording the same failure for each chunk.
-    stops_run: ClassVar[bool] = False
 
 
 class ServerNotConfigured(ServerError):
@@ -393,4 +393,4 @@ class ModelUnavailable(MarlinAgentError):
     code = "model_unavailable"
     exit_code = 2
     # Every later step needs the same model: stop instead of recording the same failure per candidate.
-    stops_run: ClassVar[bool] = True
+    stops_run = True

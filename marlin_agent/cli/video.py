@@ -7,7 +7,6 @@ from typing import Annotated
 import typer
 from rich.console import Console
 
-from marlin_agent.cli.footage import library_command
 from marlin_agent.cli.options import (
     DbOpt,
     EndOpt,
@@ -20,6 +19,7 @@ from marlin_agent.cli.options import (
     takes_server_flags,
 )
 from marlin_agent.cli.output import chunk_progress, emit_json, run, say
+from marlin_agent.cli.running import library_command
 
 
 def _scan_command(as_json: bool, label: str, server: ServerFlags, scan, show) -> None:

@@ -152,7 +152,7 @@ async def run_grounding(items: list[GroundingItem], videos: Path, settings: Sett
                     try:
                         row = await predict(item, path)
                     except MarlinAgentError as exc:
-                        if getattr(exc, "stops_run", False):
+                        if exc.stops_run:
                             raise
                         row = _result(item, path, None, error=f"{exc.code}: {exc.message}")
                 row = row.model_copy(update={"seconds": round(time.monotonic() - started, 3)})

@@ -185,7 +185,7 @@ async def _check(case: PresenceCase, path: Path | None, ids: dict[str, str], ask
                              iou=best.iou if best else 0.0, candidates=candidates, verified=verified,
                              marlin_calls=answer.usage.marlin_calls)
     except MarlinAgentError as exc:
-        if getattr(exc, "stops_run", False):
+        if exc.stops_run:
             raise
         row = PresenceResult(**case.model_dump(), confidence=0.0, found=False, error=f"{exc.code}: {exc.message}")
     return row.model_copy(update={"seconds": round(time.monotonic() - started, 3)})

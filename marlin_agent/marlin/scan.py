@@ -95,7 +95,7 @@ class ChunkRunner:
             try:
                 outcome: T | MarlinAgentError = await ask(await self._stage(chunk))
             except MarlinAgentError as exc:
-                if getattr(exc, "stops_run", False):  # a dead server, a full disk: every chunk would fail alike
+                if exc.stops_run:  # a dead server, a full disk: every chunk would fail alike
                     raise
                 outcome = exc
             if on_chunk is not None:

@@ -66,7 +66,7 @@ class Candidates:
                                        return_exceptions=True)
         moments: list[Moment] = []
         for (ref, s, e), outcome in zip(windows, checked, strict=True):
-            if isinstance(outcome, MarlinAgentError) and not getattr(outcome, "stops_run", False):
+            if isinstance(outcome, MarlinAgentError) and not outcome.stops_run:
                 self.tools.note("find", f"{ref.title} {s:.1f}–{e:.1f} s failed: {outcome.message}")
             elif isinstance(outcome, BaseException):
                 raise outcome

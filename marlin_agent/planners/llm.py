@@ -90,7 +90,7 @@ def model_tool(method):
         except BudgetExhausted:
             raise
         except MarlinAgentError as exc:
-            if getattr(exc, "stops_run", False):
+            if exc.stops_run:
                 raise
             raise ModelRetry(f"{exc.message}. {exc.hint}".strip()) from exc
 

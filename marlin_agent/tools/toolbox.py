@@ -399,7 +399,7 @@ class Toolbox:
             again = await self._ground(video, event, *retry, meter) if retry != shown else span
             evidence.append(regrounding_evidence(span, again, retry))
         except MarlinAgentError as exc:
-            if getattr(exc, "stops_run", False):
+            if exc.stops_run:
                 raise
             evidence.append(Evidence(kind="regrounding", text=f"not re-grounded: {exc.message}",
                                      start=retry[0], end=retry[1], score=0.0))
@@ -413,7 +413,7 @@ class Toolbox:
         try:
             described = await self.caption(video_id, lo, hi, fresh=True)
         except MarlinAgentError as exc:  # a spent budget included: the free evidence is still read
-            if getattr(exc, "stops_run", False):
+            if exc.stops_run:
                 raise
             self.note("verify", f"not captioned afresh: {exc.message}")
             return None
