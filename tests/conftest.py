@@ -13,6 +13,18 @@ from evals.synthetic.footage import FootageSpec, SyntheticEvent, make_video, sta
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import Settings, load_settings
 
+# The files that take longest (measured with --durations=0), handed to the workers first: with
+# whole files per worker, a long file started last is the run's tail. Order only; nothing skips.
+LONGEST_FIRST = ("test_scale_out.py", "test_mcp.py", "test_resident.py", "test_watch_streams.py", "test_integrity.py",
+                 "test_reliability.py", "test_ask.py", "test_engines.py", "test_install.py", "test_watch.py",
+                 "test_library.py", "test_realistic_world.py", "test_ask_llm.py", "test_trust.py", "test_evals.py")
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    rank = {name: n for n, name in enumerate(LONGEST_FIRST)}
+    items.sort(key=lambda item: rank.get(item.path.name, len(rank)))  # stable: a file's own order is kept
+
+
 try:  # the suite never talks to a real planner LLM; scripted models stand in (evals/synthetic)
     from pydantic_ai import models as _planner_models
 
