@@ -10,9 +10,9 @@ from marlin_agent.config import load_settings
 from marlin_agent.errors import NoVideosFound
 from marlin_agent.planners.pipeline import event_description
 from marlin_agent.verification.signals import iou
+from tests.cli_runner import document, invoke
 
 from .conftest import verify_threshold
-from .test_cli import document, invoke
 
 
 def answer(question, shelf, env, **flags):

@@ -13,9 +13,9 @@ from marlin_agent.chat_model import planner_model
 from marlin_agent.config import PlannerSettings, load_settings
 from marlin_agent.errors import PlannerNotConfigured
 from marlin_agent.verification.signals import iou
+from tests.cli_runner import document, invoke
 
 from .conftest import verify_threshold
-from .test_cli import document, invoke
 
 
 def run(question, folder, env, planner, **flags):

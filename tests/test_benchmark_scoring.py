@@ -14,8 +14,7 @@ import pytest
 
 from marlin_agent.evaluation.grounding import QueryResult, predictions_document, score_predictions
 from marlin_agent.evaluation.timelens import ResultsFileError, load_annotations, load_predictions
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 # (key, entry, IoU worked out by hand)
 CASES = [

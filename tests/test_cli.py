@@ -1,26 +1,10 @@
 """The command line: JSON documents on stdout, specific errors, no tracebacks."""
 
-import json
 
 import pytest
-from typer.testing import CliRunner
 
 from marlin_agent.cli.main import app
-
-runner = CliRunner()
-
-
-def invoke(args, env):
-    base = {"MARLIN_API_KEY": None, "MARLIN_MODEL": None, "MARLIN_MEDIA": None}
-    result = runner.invoke(app, args, env={**base, **env})
-    assert "Traceback" not in result.stdout + result.stderr
-    return result
-
-
-def document(result):
-    lines = result.stdout.strip().splitlines()
-    assert len(lines) == 1, result.stdout
-    return json.loads(lines[0])
+from tests.cli_runner import document, invoke, runner
 
 
 def test_caption_json_has_the_documented_shape(footage, env):

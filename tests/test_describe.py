@@ -2,7 +2,7 @@
 
 import re
 
-from tests.test_cli import invoke
+from tests.cli_runner import invoke
 
 
 def _event_lines(text: str) -> list[str]:
@@ -57,9 +57,8 @@ def test_when_nothing_is_described_in_time_it_fails_and_says_to_index_first(foot
 
 
 def test_an_indexed_video_is_described_from_the_index_without_asking_marlin(footage, library_env, simulator):
-    from tests.test_library import index
-
-    index([footage["long_street"]], library_env, **{"library.transcribe": False})
+    indexed = invoke(["index", str(footage["long_street"]), "--no-transcribe", "--json"], library_env)
+    assert indexed.exit_code == 0, indexed.stdout + indexed.stderr
     simulator.state.reset()
     result = invoke(["describe", str(footage["long_street"]), "--max-chars", "4000"], library_env)
     assert result.exit_code == 0, result.stderr

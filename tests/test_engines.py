@@ -19,7 +19,7 @@ from evals.synthetic.standin_engine import build_wheel, make_source_repository
 from marlin_agent.config import load_settings
 from marlin_agent.engines import EngineManager, Launch, Platform, ensure_server, recipe
 from marlin_agent.errors import EngineFailed, EngineNotInstalled, EngineUnsupported
-from tests.test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 VENV = Path("/home/u/.marlin/engines/x/venv")
 MEDIA = Path("/home/u/.marlin/cache")
@@ -360,7 +360,7 @@ def test_the_mcp_server_starts_the_engine_in_the_background_and_answers_once_it_
                                                                                      tmp_path, footage, monkeypatch):
     import shutil
 
-    from tests.test_mcp import _session
+    from tests.mcp_client import session as _session
 
     invoke(["engine", "stop", "vllm"], home_env)
     config = engine_home / "config.toml"

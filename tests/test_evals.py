@@ -9,8 +9,7 @@ from evals.synthetic.suites import grounding_suite
 from marlin_agent.config import load_settings
 from marlin_agent.evaluation.metrics import PresencePoint, best_threshold, grounding_scores, temporal_iou
 from marlin_agent.evaluation.timelens import load_annotations, spans_in_text, split_key
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 
 @pytest.mark.parametrize("a, b, expected", [

@@ -15,8 +15,7 @@ from marlin_agent import VideoAgent
 from marlin_agent.config import load_settings
 from marlin_agent.extraction.job import extract
 from marlin_agent.extraction.schema import InvalidSchema, load_schema
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 OBJECTS = Path(__file__).parents[1] / "evals" / "synthetic" / "schemas" / "objects.json"
 

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from marlin_agent.extraction.schema import InvalidSchema, load_schema
-
-from .test_cli import document, invoke
-from .test_mcp import _session
+from tests.cli_runner import document, invoke
+from tests.mcp_client import session as _session
 
 FOREIGN = '{"note": "my own notes"}\n{"note": "not an extract row"}\n'
 

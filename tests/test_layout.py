@@ -105,6 +105,14 @@ def test_no_function_in_the_package_is_longer_than_a_screen():
     assert long == []
 
 
+def test_test_files_share_helpers_through_support_modules_not_through_each_other():
+    """A test file imported by another runs its module-level code twice and ties the two together."""
+    leaning = [f"{path.name}: {line.strip()}" for path in sorted((ROOT / "tests").glob("test_*.py"))
+               for line in path.read_text().splitlines()
+               if re.match(r"\s*from (\.|tests\.)test_\w+ import", line)]
+    assert leaning == []
+
+
 def _extras() -> tuple[list[Requirement], dict[str, list[Requirement]]]:
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     return ([Requirement(r) for r in project["dependencies"]],

@@ -14,8 +14,7 @@ from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
 from marlin_agent.library.records import chunk_id
 from marlin_agent.media import plan_chunks
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 # Each event lies inside one chunk of the equal plan; under the old plan (a remainder under
 # 15 s merged into the last chunk) the 70 s, 125 s and 185 s ones would come back seconds early.

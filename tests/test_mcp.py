@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import sys
@@ -15,24 +14,10 @@ from mcp import Client, StdioServerParameters
 
 from marlin_agent.errors import PathNotAllowed
 from marlin_agent.mcp_server.roots import PathGuard
+from tests.mcp_client import server_params as _params
+from tests.mcp_client import session as _session
 
 REPO = Path(__file__).resolve().parents[1]
-
-
-def _params(env: dict[str, str], root: Path, *extra: str) -> StdioServerParameters:
-    # The checkout first on the path: the server must be this tree's code, whatever is installed.
-    full = {**os.environ, **env, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    full.pop("MARLIN_API_KEY", None)
-    return StdioServerParameters(command=sys.executable, args=["-m", "marlin_agent", "mcp", "--root", str(root), *extra],
-                                 env=full, cwd=str(root))
-
-
-def _session(env, root, work, *extra):
-    async def run():
-        async with Client(_params(env, root, *extra), read_timeout_seconds=240) as client:
-            return await work(client)
-
-    return asyncio.run(run())
 
 
 def _is_the_cli_document(structured: dict, argv: list[str], env: dict, model) -> None:
@@ -40,7 +25,7 @@ def _is_the_cli_document(structured: dict, argv: list[str], env: dict, model) ->
     model's), carry the same keys and open with the schema version."""
     import jsonschema
 
-    from .test_cli import document, invoke
+    from tests.cli_runner import document, invoke
 
     result = invoke([*argv, "--json"], env)
     assert result.exit_code == 0, result.stdout + result.stderr
@@ -265,7 +250,7 @@ def test_a_link_inside_a_root_that_leads_outside_is_refused_and_reported_and_not
 
 def test_search_over_a_shared_index_returns_k_hits_from_the_videos_inside_the_roots(
         library_env, root, footage, tmp_path):
-    from tests.test_cli import document, invoke
+    from tests.cli_runner import document, invoke
 
     second = tmp_path / "second"
     second.mkdir()

@@ -11,7 +11,7 @@ import pytest
 
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.library.embeddings import Embedder
-from tests.test_cli import invoke
+from tests.cli_runner import invoke
 
 
 @pytest.fixture

@@ -15,8 +15,7 @@ import pytest
 from evals.synthetic.scripted_planner import ScriptedPlanner
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.verification.signals import iou
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 
 @pytest.mark.parametrize("question, form, target, anchor", [

@@ -13,7 +13,7 @@ import sys
 import pytest
 
 from evals.synthetic.simulator import MarlinSimulator
-from tests.test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 
 @pytest.fixture

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from tests.test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 # As the machine's notes advise for a closed network: no background connections, no first run.

@@ -21,8 +21,7 @@ import pytest
 from evals.synthetic.live import free_port
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.indexing.shards import Shard
-
-from .test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 CHUNK = "60"
 CHUNKS = 6  # the shelf at 60 s: 24 s, 200 s and 30 s make 1 + 4 + 1 chunks

@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.cli.main import app
-from tests.test_cli import document, invoke
+from tests.cli_runner import document, invoke
 
 SECRET = "sk-marlin-test-5e3c1f0a9b"
 

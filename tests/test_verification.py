@@ -132,7 +132,7 @@ def test_fitting_learns_which_evidence_separates_present_from_absent():
 
 
 def test_ask_without_a_reachable_verification_model_fails_at_once_with_what_to_do(shelf, library_env, simulator):
-    from .test_cli import document, invoke
+    from tests.cli_runner import document, invoke
 
     env = {**library_env, "MARLIN_VERIFY_MODEL": "cross-encoder/nli-deberta-v3-xsmall", "HF_HUB_OFFLINE": "1"}
     started = time.monotonic()
