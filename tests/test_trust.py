@@ -141,3 +141,21 @@ def test_the_planners_prose_never_becomes_the_headline(two_shapes, library_env):
                              planner_model=planner.model()))
     assert result.found
     assert result.answer.startswith('"the yellow triangle appears": two_shapes at 0:2')
+
+
+def test_a_span_the_index_covers_is_read_from_it_and_fresh_asks_marlin_again(two_shapes, library_env, simulator):
+    async def read_twice():
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(two_shapes)], settings) as (library, client, report):
+            video_id = report.videos[0].id
+            tools = Toolbox(settings, library, client, video_ids=[video_id])
+            simulator.state.reset()
+            stored = await tools.caption(video_id, 0.0, 40.0)
+            calls_for_stored = len(simulator.state.calls)
+            fresh = await tools.caption(video_id, 0.0, 40.0, fresh=True)
+            return stored, calls_for_stored, fresh
+
+    stored, calls_for_stored, fresh = asyncio.run(read_twice())
+    assert stored.fresh is False and calls_for_stored == 0 and stored.scenes
+    assert [(e.start, e.end) for e in stored.events if "red square" in e.text] == [(4.0, 11.0)]
+    assert fresh.fresh is True and simulator.state.calls and fresh.events

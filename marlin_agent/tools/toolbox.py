@@ -216,7 +216,7 @@ class Toolbox:
         ref = await self._ref(video_id)
         if not fresh:
             scenes = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "scene"), start, end)
-            if scenes and scenes[0].start <= start + 1e-3 and scenes[-1]["end"] >= end - 1e-3:
+            if scenes and scenes[0].start <= start + 1e-3 and scenes[-1].end >= end - 1e-3:
                 events = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "event"), start, end)
                 return SpanCaption(video=ref, start=start, end=end, scenes=[r.text for r in scenes],
                                    events=[Event(start=r.start, end=r.end, text=r.text) for r in events],
