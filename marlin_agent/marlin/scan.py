@@ -158,14 +158,15 @@ def join_across_boundaries(captions: list[ChunkCaption]) -> list[Event]:
     return sorted(joined, key=lambda e: (e.start, e.end))
 
 
-def _to_video_time(chunk: Chunk, start: float, end: float) -> tuple[float, float]:
+def to_video_time(chunk: Chunk, start: float, end: float) -> tuple[float, float]:
+    """Times Marlin gave inside ``chunk`` (from 0) as the video's seconds, kept within the chunk."""
     return (round(min(chunk.start + start, chunk.end), 3), round(min(chunk.start + end, chunk.end), 3))
 
 
 def in_video_time(chunk: Chunk, caption: Caption) -> ChunkCaption:
     """A chunk's caption with its event times offset into the video's time."""
     events = [Event(start=s, end=e, text=event.text)
-              for event in caption.events for s, e in [_to_video_time(chunk, event.start, event.end)]]
+              for event in caption.events for s, e in [to_video_time(chunk, event.start, event.end)]]
     return ChunkCaption(start=chunk.start, end=chunk.end, scene=caption.scene, events=events,
                         raw=caption.raw, format_ok=caption.format_ok)
 
@@ -218,7 +219,7 @@ async def find_in_video(query: str, path: Path, settings: Settings, client: Marl
             failures.append(ChunkFailure(start=chunk.start, end=chunk.end, code="no_span",
                                          message="Marlin's answer held no time range"))
             continue
-        s, e = _to_video_time(chunk, span.start, span.end)
+        s, e = to_video_time(chunk, span.start, span.end)
         candidates.append(Candidate(start=s, end=e, chunk_start=chunk.start, chunk_end=chunk.end,
                                     raw=span.raw, format_ok=span.format_ok))
     return FindResult(query=query, video=video, candidates=sorted(candidates, key=_rank), failures=failures,

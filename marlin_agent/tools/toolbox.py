@@ -24,7 +24,7 @@ from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import find_prompt
-from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time
+from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time, to_video_time
 from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
 from marlin_agent.tools.results import (
@@ -255,9 +255,8 @@ class Toolbox:
             if span is None:
                 failures.append(f"{clock(chunk.start)}–{clock(chunk.end)}: Marlin's answer held no time range")
                 continue
-            spans.append(GroundedSpan(start=round(chunk.start + span.start, 3),
-                                      end=round(min(chunk.end, chunk.start + span.end), 3),
-                                      window_start=chunk.start, window_end=chunk.end))
+            at, until = to_video_time(chunk, span.start, span.end)
+            spans.append(GroundedSpan(start=at, end=until, window_start=chunk.start, window_end=chunk.end))
         where = f"{ref.title} {clock(chunks[0].start)}–{clock(chunks[-1].end)}"
         return Grounding(video=ref, event=event, spans=spans, failures=failures,
                          cost=self._done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
