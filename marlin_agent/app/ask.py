@@ -133,11 +133,11 @@ async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | 
 async def verifier(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, verify)`` where ``verify(event, video_id)``
     runs ``find --verify`` on one of them: for evals that ask thousands of questions."""
-    from marlin_agent.marlin.prompts import find_prompt
+    from marlin_agent.marlin.prompts import checked_event
 
     async with _session(inputs, settings, on_progress) as (library, client, report):
         async def verify(event: str, video_id: str) -> Answer:
-            find_prompt(event)
+            checked_event(event)
             tools = Toolbox(settings, library, client, video_ids=[video_id])
             return await PipelinePlanner(settings, tools).verify_in_video(event, video_id, None, None)
 
@@ -170,9 +170,9 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
 async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
                       end: float | None = None, on_progress=None) -> Answer:
     """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
-    from marlin_agent.marlin.prompts import find_prompt
+    from marlin_agent.marlin.prompts import checked_event
 
-    find_prompt(event)  # refuse an unusable event before any work
+    checked_event(event)  # refuse an unusable event before any work
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
         verified = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)

@@ -24,13 +24,18 @@ _FIND_TEMPLATE = (
 PROMPT_VERSION = 1
 
 
-def find_prompt(event: str) -> str:
-    """The grounding prompt for ``event``.
+def checked_event(event: str) -> str:
+    """The event as the grounding prompt carries it; ``EmptyQuery`` when nothing is left of it.
 
-    The event sits inside double quotes in the prompt, so inner double quotes become
-    single quotes and whitespace is collapsed to keep the sentence well formed.
-    """
+    The event sits inside double quotes in the prompt, so inner double quotes become single
+    quotes and whitespace is collapsed to keep the sentence well formed. Callers use it to refuse
+    an unusable event before any footage is staged."""
     cleaned = re.sub(r"\s+", " ", event.replace('"', "'")).strip()
     if not cleaned:
         raise EmptyQuery("the event to find is empty")
-    return _FIND_TEMPLATE.replace("{event}", cleaned)
+    return cleaned
+
+
+def find_prompt(event: str) -> str:
+    """The grounding prompt for ``event`` (see ``checked_event``)."""
+    return _FIND_TEMPLATE.replace("{event}", checked_event(event))

@@ -31,7 +31,7 @@ from marlin_agent.domain import (
 )
 from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError
 from marlin_agent.marlin.client import MarlinClient
-from marlin_agent.marlin.prompts import find_prompt
+from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
 
 T = TypeVar("T")
@@ -204,7 +204,7 @@ def _rank(candidate: Candidate) -> tuple:
 async def find_in_video(query: str, path: Path, settings: Settings, client: MarlinClient, start: float | None = None,
                         end: float | None = None, on_progress: ChunkProgress | None = None) -> FindResult:
     """Ground ``query`` in every chunk: one unverified candidate per chunk, best first."""
-    find_prompt(query)  # refuse an unusable query before any footage is staged
+    checked_event(query)  # refuse an unusable query before any footage is staged
     before, started = client.usage, time.monotonic()
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
     chunks = chunks_for(video, settings, start, end)

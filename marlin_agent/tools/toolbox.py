@@ -23,7 +23,7 @@ from marlin_agent.file_names import text_path
 from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
-from marlin_agent.marlin.prompts import find_prompt
+from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.marlin.scan import ChunkRunner, chunks_for, in_video_time, to_video_time
 from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
@@ -244,7 +244,7 @@ class Toolbox:
             start: Seconds; the start of the video if omitted.
             end: Seconds; the end of the video if omitted.
         """
-        find_prompt(event)
+        checked_event(event)
         meter = _Meter()
         ref = await self._ref(video_id)
         video = await self.video_info(video_id)
