@@ -14,35 +14,75 @@ coroutine twin for code that already runs an event loop.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Iterator, Mapping
+import inspect
+from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from marlin_agent.config import Settings, load_settings
-from marlin_agent.domain import Answer, FindResult, VideoCaption
-
-_FLAGS = {
-    "base_url": "server.base_url", "api_key": "server.api_key", "model": "server.model", "media": "server.media",
-    "concurrency": "server.concurrency", "timeout": "server.request_timeout",
-    "chunk_seconds": "media.chunk_seconds", "db": "library.db",
-    "transcribe": "library.transcribe", "threshold": "agent.threshold", "planner": "planner.model",
-    "planner_base_url": "planner.base_url", "planner_api_key": "planner.api_key",
-}
+from marlin_agent.app.capabilities import BY_NAME, CAPABILITIES
+from marlin_agent.app.capability import Capability, Param, Role, Run
+from marlin_agent.config import FLAG_SETTINGS, Settings, load_settings
+from marlin_agent.errors import InputError
 
 
 def _sources(sources: str | Path | list[str | Path]) -> list[str]:
     return [str(s) for s in sources] if isinstance(sources, list | tuple) else [str(sources)]
 
 
+def _taken(param: Param, value: Any) -> Any:
+    """A caller's value as the capability takes it: footage as a list of strings, files as paths, every
+    constraint of the declaration checked."""
+    from pydantic import TypeAdapter, ValidationError
+
+    if value is None or param.role is Role.SCHEMA:  # a schema may also be a pydantic model class here
+        return value
+    if param.role is Role.SOURCES:
+        value = _sources(value)
+    elif param.role in (Role.VIDEO, Role.OUTPUT, Role.OUTPUT_FOLDER):
+        value = Path(value)
+    try:
+        return TypeAdapter(param.declared()).validate_python(value)
+    except ValidationError as exc:
+        raise InputError(f"{param.name}: {exc.errors()[0]['msg']}") from None
+
+
+def _methods(capability: Capability):
+    """The coroutine and the blocking method for ``capability``, with its signature and docstring."""
+    params = capability.params()
+    shown = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
+    shown += [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
+                                annotation=p.annotation) for p in params]
+    shown += capability.surface_options()
+    signature = inspect.Signature(shown, return_annotation=capability.result.split(":")[1])
+
+    async def coroutine(self: VideoAgent, *args: Any, **kwargs: Any) -> Any:
+        bound = signature.bind(self, *args, **kwargs)
+        bound.apply_defaults()
+        given = {name: value for name, value in bound.arguments.items() if name != "self"}
+        arguments = {p.name: _taken(p, given.pop(p.name)) for p in params} | given
+        return await capability(arguments, self._run())
+
+    def blocking(self: VideoAgent, *args: Any, **kwargs: Any) -> Any:
+        return asyncio.run(coroutine(self, *args, **kwargs))
+
+    for function, name in ((coroutine, f"a{capability.name}"), (blocking, capability.name)):
+        function.__name__ = function.__qualname__ = name
+        function.__doc__ = capability.description
+        function.__signature__ = signature
+    return coroutine, blocking
+
+
 class VideoAgent:
-    """Ask questions of footage, search it, caption and ground with Marlin."""
+    """Ask questions of footage, search it, caption and ground with Marlin: a method per capability
+    (``ask``, ``search``, ``find``, ``caption``, ``describe``, ``index``, ``list_videos``), each with its
+    ``a``-prefixed coroutine twin, plus ``extract`` (rows as they land) and ``watch`` (alerts as they happen)."""
 
     def __init__(self, settings: Settings | None = None, env: Mapping[str, str] | None = None,
                  **overrides: Any) -> None:
-        unknown = set(overrides) - set(_FLAGS)
+        unknown = set(overrides) - set(FLAG_SETTINGS)
         if unknown:
-            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(_FLAGS)})")
-        self.settings = settings or load_settings({_FLAGS[k]: v for k, v in overrides.items()}, env=env)
+            raise TypeError(f"unknown settings: {', '.join(sorted(unknown))} (known: {', '.join(FLAG_SETTINGS)})")
+        self.settings = settings or load_settings({FLAG_SETTINGS[k]: v for k, v in overrides.items()}, env=env)
 
     def _served(self) -> Settings:
         """The settings with a server: as configured, else the local engine (started on first need)."""
@@ -52,92 +92,46 @@ class VideoAgent:
             self.settings = ensure_server(self.settings)
         return self.settings
 
-    async def aask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
-                   sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
-        from marlin_agent.app.ask import ask
+    def _run(self) -> Run:
+        return Run(self.settings, serve=lambda: asyncio.to_thread(self._served))
 
-        settings = await asyncio.to_thread(self._served)
-        return await ask(question, _sources(sources), settings, clips_dir=Path(clips) if clips else None,
-                         sheet=Path(sheet) if sheet else None, planner_model=planner_model)
-
-    def ask(self, question: str, sources: str | Path | list[str | Path], clips: str | Path | None = None,
-            sheet: str | Path | None = None, planner_model: Any = None) -> Answer:
-        """Verified moments for ``question`` over files, folders or URLs (indexed first if needed).
-
-        ``clips``: a folder to cut each moment into; ``sheet``: a PNG contact sheet to draw;
-        ``planner_model``: a pydantic-ai model object to plan with instead of the configured one.
-        """
-        return asyncio.run(self.aask(question, sources, clips, sheet, planner_model))
-
-    def extract(self, schema, sources: str | Path | list[str | Path], output: str | Path, per: str = "video",
-                instructions: str | None = None, model: Any = None, retry_failed: bool = False) -> Iterator[Any]:
-        """Rows matching ``schema`` (a pydantic model class, a JSON Schema dict or file, or "marlin"),
-        written to ``output`` as they land and yielded as validated objects: instances of the model
-        class when one was given, dicts otherwise. Rows that fail validation are written, not yielded.
-        ``model`` is a pydantic-ai model to fill with instead of the configured planner."""
+    async def aextract(self, schema, sources: str | Path | list[str | Path], output: str | Path | None = None,
+                       per: str = "video", instructions: str | None = None, planner: str | None = None,
+                       overwrite: bool = False, retry_failed: bool = False, *, model: Any = None) -> AsyncIterator[Any]:
+        """Rows matching ``schema`` (a pydantic model class, a JSON Schema dict or file, or "marlin"), written to
+        ``output`` as they land and yielded as validated objects: instances of the model class when one was given,
+        dicts otherwise. Rows that fail validation are written, not yielded. ``model`` is a pydantic-ai model to
+        fill with instead of the configured planner. The parameters are the ``extract`` capability's."""
+        from marlin_agent.config import with_values
         from marlin_agent.extraction.job import rows_of
-        from marlin_agent.extraction.schema import load_schema
 
-        loaded = load_schema(schema)
-        rows = rows_of(loaded, _sources(sources), self._served(), Path(output), per=per, model=model,
-                       instructions=instructions, retry_failed=retry_failed)
+        capability = BY_NAME["extract"]
+        given = {"schema": schema, "sources": sources, "output": output, "per": per, "instructions": instructions,
+                 "planner": planner, "overwrite": overwrite, "retry_failed": retry_failed}
+        run = self._run()
+        arguments = capability.checked({p.name: _taken(p, given[p.name]) for p in capability.params()}
+                                       | {"model": model}, run)
+        settings = with_values(await run.served(), {"planner.model": planner})
+        loaded = arguments["schema"]
+        rows = rows_of(loaded, arguments["sources"], settings, arguments["output"], per=arguments["per"], model=model,
+                       instructions=instructions, retry_failed=retry_failed, force=overwrite)
+        async for row in rows:
+            if row.valid:
+                yield loaded.model.model_validate(row.data) if loaded.model else row.data
+
+    def extract(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
+        """``aextract`` for code without an event loop: the rows as they land."""
+        rows = self.aextract(*args, **kwargs)
         loop = asyncio.new_event_loop()
         try:
             while True:
                 try:
-                    row = loop.run_until_complete(rows.__anext__())
+                    yield loop.run_until_complete(rows.__anext__())
                 except StopAsyncIteration:
                     return
-                if row.valid:
-                    yield loaded.model.model_validate(row.data) if loaded.model else row.data
         finally:
             loop.run_until_complete(rows.aclose())
             loop.close()
-
-    async def aindex(self, sources: str | Path | list[str | Path]):
-        from marlin_agent.indexing.run import index_inputs
-
-        return await index_inputs(_sources(sources), await asyncio.to_thread(self._served))
-
-    def index(self, sources: str | Path | list[str | Path]):
-        """Caption and transcribe footage into the library; resumes an interrupted run."""
-        return asyncio.run(self.aindex(sources))
-
-    async def asearch(self, query: str, within: str | Path | list[str | Path] | None = None, k: int = 10):
-        from marlin_agent.app.search import search_footage
-
-        return await search_footage(query, self.settings, _sources(within) if within else None, k)
-
-    def search(self, query: str, within: str | Path | list[str | Path] | None = None, k: int = 10):
-        """The ``k`` best moments in the library for ``query`` (events, scenes, speech)."""
-        return asyncio.run(self.asearch(query, within, k))
-
-    def caption(self, video: str | Path, start: float | None = None, end: float | None = None) -> VideoCaption:
-        """Marlin's captions for a video, chunk by chunk, with times in the video's seconds."""
-        from marlin_agent.marlin import with_client
-        from marlin_agent.marlin.scan import caption_video
-
-        settings = self._served()
-        return asyncio.run(with_client(settings.server, lambda c: caption_video(Path(video), settings, c, start, end)))
-
-    def find(self, event: str, video: str | Path, start: float | None = None, end: float | None = None) -> FindResult:
-        """Marlin's unverified candidate span per chunk for ``event`` (use ``ask`` for verified moments)."""
-        from marlin_agent.marlin import with_client
-        from marlin_agent.marlin.scan import find_in_video
-
-        settings = self._served()
-        return asyncio.run(with_client(settings.server, lambda c: find_in_video(event, Path(video), settings, c, start,
-                                                                                end)))
-
-    def describe(self, video: str | Path, max_chars: int = 500, speech: bool = True,
-                 time_limit: float | None = None) -> str:
-        """A plain-text summary of ``video`` (scenes, timed events, what is said) in at most
-        ``max_chars``; from the index when the video is indexed, else from Marlin (within
-        ``time_limit`` seconds, if given)."""
-        from marlin_agent.app.describe import describe_video
-
-        return asyncio.run(describe_video(Path(video), self._served(), max_chars=max_chars, speech=speech,
-                                          time_limit=time_limit))
 
     async def awatch(self, sources: str | Path | list[str | Path], ask: str | list[str], notify: list[str] = (),
                      backlog: bool = False, stop: asyncio.Event | None = None):
@@ -188,3 +182,11 @@ class VideoAgent:
             except RuntimeError:  # the watch had already ended (an error), and its loop with it
                 pass
             worker.join()
+
+
+for _capability in CAPABILITIES:
+    if _capability.name not in vars(VideoAgent):  # extract yields its rows as they land: written above
+        _coroutine, _blocking = _methods(_capability)
+        setattr(VideoAgent, _coroutine.__name__, _coroutine)
+        setattr(VideoAgent, _blocking.__name__, _blocking)
+VideoAgent.extract.__signature__ = inspect.signature(VideoAgent.aextract).replace(return_annotation="Iterator[Any]")

@@ -394,6 +394,31 @@ def _nest(flat: Mapping[str, Any]) -> dict[str, Any]:
     return nested
 
 
+# The flags a front door takes for settings, by their one spelling: the CLI's server flags and the
+# Python API's keyword arguments are both read from here.
+FLAG_SETTINGS: dict[str, str] = {
+    "base_url": "server.base_url", "api_key": "server.api_key", "model": "server.model", "media": "server.media",
+    "concurrency": "server.concurrency", "timeout": "server.request_timeout", "chunk_seconds": "media.chunk_seconds",
+    "db": "library.db", "transcribe": "library.transcribe", "threshold": "agent.threshold",
+    "planner": "planner.model", "planner_base_url": "planner.base_url", "planner_api_key": "planner.api_key",
+}
+
+
+def with_values(settings: Settings, values: Mapping[str, Any]) -> Settings:
+    """``settings`` with dotted keys replaced (``None`` leaves a key as it is), each section validated again."""
+    for dotted, value in values.items():
+        if value is not None:
+            section, key = dotted.split(".")
+            part = getattr(settings, section).model_copy(update={key: value})
+            try:
+                part = type(part).model_validate(part.model_dump())
+            except ValidationError as exc:
+                problems = "; ".join(err["msg"] for err in exc.errors())
+                raise ConfigError(f"invalid {dotted}: {problems}") from None
+            settings = settings.model_copy(update={section: part})
+    return settings
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     env: Mapping[str, str] | None = None,

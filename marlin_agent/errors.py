@@ -33,14 +33,23 @@ class MarlinAgentError(Exception):
     # disk), so a run stops at once instead of recording the same failure for each chunk.
     stops_run: ClassVar[bool] = False
 
-    def __init__(self, message: str, hint: str | None = None) -> None:
+    def __init__(self, message: str, hint: str | None = None, parameter: str | None = None) -> None:
         message = escaped(message)  # it often names a file, and file names need not be UTF-8
         super().__init__(message)
         self.message = message
         self.hint = hint if hint is not None else self.default_hint
+        # The caller's parameter that would fix it: each front door names it in its own spelling
+        # (``--planner`` on the command line, ``planner`` over MCP), so the hint does not name it.
+        self.parameter = parameter
 
-    def to_dict(self) -> dict[str, str]:
-        return {"code": self.code, "message": self.message, "hint": self.hint}
+    def hint_for(self, spelling=lambda name: name) -> str:
+        """The hint, beginning with the parameter to pass as ``spelling`` writes it, when there is one."""
+        if not self.parameter:
+            return self.hint
+        return f"Pass {spelling(self.parameter)}" + (f", {self.hint}" if self.hint else ".")
+
+    def to_dict(self, spelling=lambda name: name) -> dict[str, str]:
+        return {"code": self.code, "message": self.message, "hint": self.hint_for(spelling)}
 
 
 # --- bad input -------------------------------------------------------------------------

@@ -124,7 +124,8 @@ def test_without_an_llm_a_custom_schema_explains_the_options(folder, library_env
     assert result.exit_code == 2
     error = document(result)["error"]
     assert error["code"] == "planner_not_configured"
-    assert "MARLIN_PLANNER_BASE_URL" in error["hint"] and "--schema marlin" in error["hint"]
+    assert error["hint"].startswith("Pass --planner,")  # the parameter as the command line spells it
+    assert "MARLIN_PLANNER_BASE_URL" in error["hint"] and 'schema "marlin"' in error["hint"]
     assert simulator.state.calls == [], "refused before any work"
 
 

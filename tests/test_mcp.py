@@ -46,7 +46,7 @@ def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     assert "results" in tools["search"].output_schema["properties"]
     assert all(tool.description for tool in tools.values())
     read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
-    assert read_only == {"search", "find", "caption", "job_status", "list_videos", "watch_status"}
+    assert read_only == {"search", "find", "caption", "describe", "job_status", "list_videos", "watch_status"}
     assert all(tools[name].annotations.destructive_hint is False for name in ("ask", "index"))
     assert tools["extract"].annotations.destructive_hint is True  # overwrite=true replaces a file
     # Only JSON Schema's own formats: strict clients reject others ("path" is pydantic's).

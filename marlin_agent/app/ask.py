@@ -14,12 +14,18 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
+from marlin_agent.app.report_page import write_report
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Usage
 from marlin_agent.errors import MarlinAgentError
+from marlin_agent.indexing.run import index_inputs
+from marlin_agent.library.access import open_library
 from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
+from marlin_agent.verification.entailment import entailment_model
+from marlin_agent.verification.wordnet import open_wordnet
 
 
 @asynccontextmanager
@@ -28,11 +34,6 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
 
     The verification model is made ready first: without it no answer can be trusted, and a
     missing one should fail in seconds, not after indexing a folder."""
-    from marlin_agent.indexing.run import index_inputs
-    from marlin_agent.library.access import open_library
-    from marlin_agent.verification.entailment import entailment_model
-    from marlin_agent.verification.wordnet import open_wordnet
-
     await asyncio.to_thread(entailment_model, settings)
     await asyncio.to_thread(open_wordnet, settings.verify.wordnet, settings.cache_dir)
 
@@ -118,8 +119,6 @@ async def draw_sheet(tools: Toolbox, answer: Answer, target: Path) -> Path:
 async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | None) -> None:
     """The answer's HTML page, with the contact sheet drawn for it (when Pillow is installed) unless
     ``--sheet`` already drew one."""
-    from marlin_agent.app.report_page import write_report
-
     with tempfile.TemporaryDirectory(prefix="marlin-page-") as scratch:
         if sheet is None and (answer.moments or answer.rejected):
             try:
@@ -133,8 +132,6 @@ async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | 
 async def verifier(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, verify)`` where ``verify(event, video_id)``
     runs ``find --verify`` on one of them: for evals that ask thousands of questions."""
-    from marlin_agent.marlin.prompts import checked_event
-
     async with _session(inputs, settings, on_progress) as (library, client, report):
         async def verify(event: str, video_id: str) -> Answer:
             checked_event(event)
@@ -170,8 +167,6 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
 async def verify_find(event: str, video: Path, settings: Settings, start: float | None = None,
                       end: float | None = None, on_progress=None) -> Answer:
     """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
-    from marlin_agent.marlin.prompts import checked_event
-
     checked_event(event)  # refuse an unusable event before any work
     async with _session([str(video)], settings, on_progress) as (library, client, report):
         tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])

@@ -8,7 +8,9 @@ from typing import Annotated, Optional
 import typer
 from rich.markup import escape
 
-from marlin_agent.cli import engine, evaluate, footage, models, setup, video, watching
+from marlin_agent.app.capabilities import CAPABILITIES
+from marlin_agent.cli import engine, evaluate, footage, models, render, setup, video, watching
+from marlin_agent.cli.commands import Spelling, command
 from marlin_agent.cli.options import (
     CommandApp,
     DbOpt,
@@ -55,7 +57,8 @@ def mcp_command(
 ) -> None:
     """Serve the agent's tools over MCP on stdio.
 
-    The tools: ask, search, find, caption, index, extract, list_videos, job_status, watch_status."""
+    The tools: one per capability (ask, search, find, caption, describe, index, extract, list_videos), then
+    job_status and watch_status."""
     try:
         from marlin_agent.mcp_server import serve_stdio
     except ImportError as exc:
@@ -70,14 +73,29 @@ def mcp_command(
     serve_stdio(settings, [str(r) for r in roots] if roots else None, verbose=verbose)
 
 
+# What the command line adds to a capability: how it shows the result, how it spells a parameter
+# where the rule does not, and its own options (an extension). A capability with no entry is still a
+# command: its result is printed as JSON.
+_SHOWN = {"ask": render.show_answer, "search": render.show_search, "find": render.show_find,
+          "caption": render.show_caption, "index": render.show_index_report, "extract": render.show_extract,
+          "list_videos": render.show_videos}
+_SPELLED = {
+    "index": {"sources": Spelling((), metavar="SOURCES...", required=False)},
+    "search": {"k": Spelling(("-k", "--limit"))},
+    "describe": {"speech": Spelling(help="Leave out what is said (no transcription).")},
+    "extract": {"schema": Spelling(("--schema",)), "output": Spelling(("-o", "--output")),
+                "overwrite": Spelling(("--force",))},
+}
+_EXTENDED = {"find": video.find_verified, "ask": footage.ask_page, "index": footage.index_modes,
+             "extract": footage.extract_modes}
+
 # The order here is the order `--help` lists them in.
-for name, command in (
-    ("caption", video.caption_command), ("describe", video.describe_command), ("find", video.find_command),
-    ("index", footage.index_command), ("search", footage.search_command), ("ask", footage.ask_command),
-    ("extract", footage.extract_command), ("watch", watching.watch_command), ("mcp", mcp_command),
-    ("setup", setup.setup_command), ("doctor", setup.doctor_command),
-):
-    app.command(name)(command)
+for capability in CAPABILITIES:
+    app.command(capability.name.replace("_", "-"))(command(
+        capability, _SHOWN.get(capability.name), _SPELLED.get(capability.name), _EXTENDED.get(capability.name)))
+for name, function in (("watch", watching.watch_command), ("mcp", mcp_command), ("setup", setup.setup_command),
+                       ("doctor", setup.doctor_command)):
+    app.command(name)(function)
 app.add_typer(evaluate.eval_app, name="eval")
 app.add_typer(engine.engine_app, name="engine")
 app.add_typer(models.models_app, name="models")

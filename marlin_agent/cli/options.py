@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperCommand, TyperGroup, TyperOption
 
-from marlin_agent.config import Settings, load_settings
+from marlin_agent.config import FLAG_SETTINGS, Settings, load_settings
 
 
 def _untyped_flags(params: list) -> list:
@@ -85,13 +85,11 @@ def ray_endpoints(ray: str | None, workers: int | None, endpoints: str | None,
     return [url.strip() for url in (endpoints or "").split(",") if url.strip()] or None
 
 
-# The flags of every command that talks to Marlin: name -> (option, the setting it overrides).
-_SERVER_FLAGS = {
-    "base_url": (BaseUrlOpt, "server.base_url"), "api_key": (ApiKeyOpt, "server.api_key"),
-    "model": (ModelOpt, "server.model"), "media": (MediaOpt, "server.media"),
-    "concurrency": (ConcurrencyOpt, "server.concurrency"), "timeout": (TimeoutOpt, "server.request_timeout"),
-    "chunk_seconds": (ChunkOpt, "media.chunk_seconds"),
-}
+# The flags of every command that talks to Marlin: name -> (option, the setting it overrides, as
+# config.FLAG_SETTINGS maps it for every front door).
+_SERVER_FLAGS = {name: (option, FLAG_SETTINGS[name]) for name, option in (
+    ("base_url", BaseUrlOpt), ("api_key", ApiKeyOpt), ("model", ModelOpt), ("media", MediaOpt),
+    ("concurrency", ConcurrencyOpt), ("timeout", TimeoutOpt), ("chunk_seconds", ChunkOpt))}
 
 
 @dataclass(frozen=True)

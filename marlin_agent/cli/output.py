@@ -90,15 +90,20 @@ def emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> Non
     sys.stdout.flush()
 
 
+def flag(parameter: str) -> str:
+    """A parameter as the command line spells it."""
+    return "--" + parameter.replace("_", "-")
+
+
 def fail(exc: MarlinAgentError, as_json: bool, secrets: list[str] | None = None):
     """Report ``exc`` (a JSON error document, or a message and hint on stderr) and exit with its code."""
     if as_json:
-        emit_json({"error": exc.to_dict()}, secrets)
+        emit_json({"error": exc.to_dict(flag)}, secrets)
     else:
         stderr.print(f"[bold red]error:[/] {escape(redact(exc.message, secrets))}")
-        if exc.hint:
+        if hint := exc.hint_for(flag):
             # Hints name extras like 'marlin-agent[mcp]': escaped, or rich would read [mcp] as markup.
-            stderr.print(f"[dim]hint:[/] {escape(redact(exc.hint, secrets))}")
+            stderr.print(f"[dim]hint:[/] {escape(redact(hint, secrets))}")
     raise typer.Exit(exc.exit_code) from None
 
 

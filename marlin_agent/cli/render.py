@@ -140,3 +140,16 @@ def show_extract(console: Console, summary) -> None:
                   f"{summary.seconds:.1f} s[/]")
     if summary.rows_failed:
         console.print("[dim]Failed rows are in the file with their error; --retry-failed fills them again.[/]")
+
+
+def show_videos(console: Console, listed) -> None:
+    if not listed.videos:
+        console.print("Nothing is indexed yet: `marlin-agent index PATH|URL` adds footage.")
+        return
+    table = Table()
+    for column in ("video", "duration", "chunks indexed", "speech"):
+        table.add_column(column)
+    for entry in listed.videos:
+        speech = "transcribed" if entry.has_transcript else "yes" if entry.has_audio else "no audio"
+        table.add_row(entry.video.title or entry.video.path, clock(entry.duration), str(entry.chunks_indexed), speech)
+    console.print(table)

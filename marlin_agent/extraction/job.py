@@ -188,22 +188,27 @@ class Tally(BaseModel):
             setattr(self, field, getattr(self, field) + getattr(other, field))
 
 
+def filling_model(schema: Schema, settings: Settings, model=None):
+    """The LLM that fills ``schema``'s rows (``model``, else the configured planner); None for Marlin's own
+    schema. Refuses at once when a custom schema has none."""
+    if schema.builtin or model is not None:
+        return model
+    if not settings.planner.enabled:
+        raise PlannerNotConfigured(
+            f"the schema {schema.name} needs an LLM to fill it, and none is configured",
+            hint='a LiteLLM-style model (e.g. openai/gpt-4.1-mini), or serve a small model locally and set '
+                 "MARLIN_PLANNER=<name> MARLIN_PLANNER_BASE_URL=http://127.0.0.1:8001/v1. The schema \"marlin\" needs "
+                 "no LLM: it writes Marlin's own scenes and events.", parameter="planner")
+    from marlin_agent.chat_model import planner_model
+
+    return planner_model(settings.planner)
+
+
 def row_filler(schema: Schema, settings: Settings, model=None, instructions: str | None = None) -> RowFiller | None:
-    """What fills ``schema``'s rows: ``None`` for Marlin's own schema, else an LLM (the configured planner
-    unless ``model`` is given)."""
+    """What fills ``schema``'s rows: ``None`` for Marlin's own schema, else an LLM (see ``filling_model``)."""
     if schema.builtin:
         return None
-    if model is None:
-        if not settings.planner.enabled:
-            raise PlannerNotConfigured(
-                f"the schema {schema.name} needs an LLM to fill it, and none is configured",
-                hint="Give --planner a LiteLLM-style model (e.g. openai/gpt-4.1-mini) or serve a small model "
-                     "locally and set MARLIN_PLANNER=<name> MARLIN_PLANNER_BASE_URL=http://127.0.0.1:8001/v1. "
-                     "--schema marlin needs no LLM: it writes Marlin's own scenes and events.")
-        from marlin_agent.chat_model import planner_model
-
-        model = planner_model(settings.planner)
-    return RowFiller(schema, model, instructions)
+    return RowFiller(schema, filling_model(schema, settings, model), instructions)
 
 
 async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: Per, filler: RowFiller | None,

@@ -17,7 +17,7 @@ from marlin_agent.config import Settings
 from marlin_agent.mcp_server.calls import MarlinTools
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS
-from marlin_agent.mcp_server.toolset import ALERTS_RESOURCE, TOOLS, Toolset
+from marlin_agent.mcp_server.toolset import ALERTS_RESOURCE, Toolset
 from marlin_agent.version import __version__
 
 INSTRUCTIONS = """\
@@ -27,7 +27,8 @@ found=false, Marlin proposes a span for anything so only verified moments are re
 "when": "every time X", "how many times X" (count), "what happens after/before X" (relation, with
 the anchor's moment), "the first/last time X", "between X and Y", "how long does X last" (duration).
 `search` ranks indexed moments by words and meaning; `find` and `caption` give Marlin's raw
-output for one video. Unindexed footage is indexed first; for big folders call `index`
+output for one video, `describe` a short prose summary of one; `list_videos` lists what is
+indexed. Unindexed footage is indexed first; for big folders call `index`
 and poll `job_status` until state is done. A call that fails with still_running goes on as
 the job it names: poll `job_status`, whose result is then the call's document. Paths must
 lie inside the server's roots. `watch_status` (and the resource marlin://watch/alerts) shows the
@@ -53,8 +54,8 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None, verb
     server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS,
                        log_level="DEBUG" if verbose else "WARNING")
     toolset = Toolset(tools, guard)
-    for name, hints in TOOLS:
-        server.tool(annotations=hints)(getattr(toolset, name))
+    for function, hints in toolset.served_tools():
+        server.tool(annotations=hints)(function)
     server.resource(ALERTS_RESOURCE, mime_type="application/json",
                     description="The latest alerts of every standing question inside the roots, newest last.")(
         toolset.watch_alerts)

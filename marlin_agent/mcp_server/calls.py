@@ -5,18 +5,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import Any, TypeVar
+from typing import TypeVar
 
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError
-from marlin_agent.library.records import VideoRecord
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import Startup
-from marlin_agent.tools.results import VideoList
 from marlin_agent.watch.records import WatchStatus
 
 T = TypeVar("T")
@@ -35,7 +33,7 @@ def _hint_over_mcp(code: str, hint: str | None) -> str | None:
 
 
 def tool_error(exc: MarlinAgentError) -> ToolError:
-    hint = _hint_over_mcp(exc.code, exc.hint)
+    hint = _hint_over_mcp(exc.code, exc.hint_for())
     return ToolError(f"{exc.code}: {exc.message}." + (f" Hint: {hint}" if hint else ""))
 
 
@@ -124,16 +122,6 @@ class MarlinTools:
         self.settings = settings
         return settings
 
-    @staticmethod
-    def with_overrides(settings: Settings, **values: Any) -> Settings:
-        """``settings`` with dotted keys replaced (``None`` leaves a key as it is), validated again."""
-        for dotted, value in values.items():
-            if value is not None:
-                section, key = dotted.split(".")
-                part = getattr(settings, section).model_copy(update={key: value})
-                settings = settings.model_copy(update={section: type(part).model_validate(part.model_dump())})
-        return settings
-
     async def bounded(self, work: Awaitable[T], what: str) -> T:
         """Run a short call within ``[mcp] call_seconds``; errors become tool errors the client can read."""
         seconds = self.settings.mcp.call_seconds
@@ -161,24 +149,6 @@ class MarlinTools:
                         f"{job.id}: poll job_status with that id; when its state is done, its result is the {kind} "
                         "document.")
 
-    async def visible_videos(self) -> list[VideoRecord]:
-        """Indexed videos this server may show: files inside the roots, and footage fetched from URLs."""
-        from marlin_agent.library.access import open_library
-
-        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
-        videos = await asyncio.to_thread(library.list_videos)
-        return [v for v in videos if self.guard.visible(v.path, v.url)]
-
-    async def listed_videos(self) -> VideoList:
-        """The agent's own video list (what the planner's list_videos returns), cut to what this server may show."""
-        from marlin_agent.library.access import open_library
-        from marlin_agent.tools import Toolbox
-
-        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "list_videos")
-        listed = await Toolbox(self.settings, library, None).list_videos()
-        shown = [entry for entry in listed.videos if self.guard.visible(entry.video.path, entry.url)]
-        return listed.model_copy(update={"videos": shown, "roots": [str(r) for r in self.guard.roots]})
-
     async def watch_statuses(self, recent: int) -> list[WatchStatus]:
         """The standing questions recorded in the library whose folders lie inside the roots."""
         from marlin_agent.library.access import open_library
@@ -189,11 +159,6 @@ class MarlinTools:
         statuses = await self.bounded(asyncio.to_thread(watch_status, library, recent), "watch_status")
         return [s for s in statuses
                 if all(self.guard.visible(source, source if is_stream(source) else "") for source in s.sources)]
-
-    def start_index(self, sources: list[str]) -> Job:
-        from marlin_agent.indexing.run import index_inputs
-
-        return self.start("index", lambda reporter: index_inputs(sources, self.settings, on_progress=reporter))
 
 
 def checked(check, value):

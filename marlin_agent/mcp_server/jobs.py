@@ -13,6 +13,7 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
+from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
@@ -46,7 +47,7 @@ class Jobs:
     def __init__(self) -> None:
         self._jobs: dict[str, Job] = {}
         self._tasks: dict[str, asyncio.Task] = {}
-        self._results: dict[str, BaseModel] = {}
+        self._results: dict[str, Any] = {}
 
     def start(self, kind: str, work: Callable[[Job], Awaitable[BaseModel]]) -> Job:
         job = Job(id=f"{kind}-{uuid.uuid4().hex[:8]}", kind=kind, state="running", started=time.time(), seconds=0.0)
@@ -58,9 +59,14 @@ class Jobs:
         try:
             result = await work(job)
             self._results[job.id] = result
-            job.result, job.state = result.model_dump(mode="json"), "done"
+            # A document as the tool returns it; plain text (describe) as MCP wraps it.
+            document = result.model_dump(mode="json") if isinstance(result, BaseModel) else {"result": result}
+            job.result, job.state = document, "done"
         except MarlinAgentError as exc:
             job.error, job.state = exc.to_dict(), "failed"
+        except ToolError as exc:  # said as "code: message" already (the engine still starting, say)
+            code, _, message = str(exc).partition(": ")
+            job.error, job.state = {"code": code, "message": message, "hint": ""}, "failed"
         except Exception as exc:  # a job must end in a state the client can read, whatever broke
             job.error, job.state = {"code": "internal_error", "message": repr(exc), "hint": ""}, "failed"
         finally:
@@ -74,7 +80,7 @@ class Jobs:
             job.seconds = round(time.time() - job.started, 3)
         return job
 
-    def result(self, job_id: str) -> BaseModel:
+    def result(self, job_id: str) -> Any:
         """The finished job's result as the object its work returned."""
         return self._results[job_id]
 

@@ -1,0 +1,137 @@
+"""One table of capabilities feeds every front door: the CLI's commands, the MCP server's tools and
+``VideoAgent``'s methods. A new capability is a function and its entry; nothing else is written."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from pathlib import Path
+from typing import Annotated
+
+import pytest
+import typer
+from mcp import Client
+from pydantic import BaseModel, Field
+from typer.testing import CliRunner
+
+from marlin_agent import VideoAgent
+from marlin_agent.api import _methods
+from marlin_agent.app.capabilities import CAPABILITIES, Video
+from marlin_agent.app.capability import Capability, Run
+from marlin_agent.cli.commands import command
+from marlin_agent.cli.main import app
+from marlin_agent.config import load_settings
+from marlin_agent.errors import InputError
+from marlin_agent.mcp_server import build_server
+from tests.cli_runner import document, invoke
+
+
+class FirstScene(BaseModel):
+    video: str
+    scene: str
+
+
+async def first_scene(
+    video: Video,
+    words: Annotated[int, Field(ge=1, le=50, description="How many words of the scene to keep.")] = 12,
+    *, run: Run,
+) -> FirstScene:
+    """The scene Marlin sees in the first chunk of a video, cut to a few words."""
+    from marlin_agent.marlin import with_client
+    from marlin_agent.marlin.scan import caption_video
+
+    settings = await run.served()
+    caption = await with_client(settings.server, lambda client: caption_video(video, settings, client, 0.0, 10.0))
+    return FirstScene(video=str(video), scene=" ".join(caption.chunks[0].scene.split()[:words]))
+
+
+# The whole declaration of the new capability: the function above and this entry.
+FIRST_SCENE = Capability(first_scene, "tests.test_capabilities:FirstScene", "captioning", library=False)
+
+
+def _mcp(settings_env: dict[str, str], root: Path, work):
+    """Run ``work(client)`` against an in-process MCP server over ``root`` whose table has the new capability."""
+    import marlin_agent.mcp_server.toolset as toolset
+
+    async def run():
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(toolset, "CAPABILITIES", (*CAPABILITIES, FIRST_SCENE))
+            server = build_server(load_settings(env=settings_env), [root])
+        async with Client(server) as client:
+            return await work(client)
+
+    return asyncio.run(run())
+
+
+def test_a_new_capability_is_a_command_a_tool_and_a_method(library_env, root):
+    video = root / "short_field.mp4"
+    cli = typer.Typer()
+    cli.command("first-scene")(command(FIRST_SCENE))
+    cli.command("other")(lambda: None)  # (a group, as the real app is)
+    ran = CliRunner().invoke(cli, ["first-scene", str(video), "--words", "3", "--json"], env=library_env)
+    assert ran.exit_code == 0, ran.output
+    from_cli = document(ran)
+    assert len(from_cli["scene"].split()) == 3
+
+    async def work(client):
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        called = await client.call_tool("first_scene", {"video": "short_field.mp4", "words": 3})
+        outside = await client.call_tool("first_scene", {"video": "/etc/hostname"})
+        return listed["first_scene"], called, outside
+
+    tool, called, outside = _mcp(library_env, root, work)
+    assert tool.input_schema["properties"]["words"]["maximum"] == 50
+    assert tool.annotations.read_only_hint is True
+    assert called.structured_content | {"schema_version": "1"} == from_cli | {"video": str(video.resolve())}
+    assert outside.is_error and "path_not_allowed" in outside.content[0].text  # confined by its role, unasked
+
+    coroutine, blocking = _methods(FIRST_SCENE)
+    agent = VideoAgent(env=library_env)
+    assert blocking(agent, video, words=3).scene == from_cli["scene"]
+    assert asyncio.run(coroutine(agent, str(video), 3)).scene == from_cli["scene"]
+    with pytest.raises(InputError, match="words"):
+        blocking(agent, video, words=500)  # the declaration's bounds hold on every front door
+
+
+def test_every_capability_is_on_every_front_door_with_its_declared_parameters(library_env, root):
+    commands = typer.main.get_command(app).commands
+
+    async def work(client):
+        return {tool.name: tool for tool in (await client.list_tools()).tools}
+
+    tools = _mcp(library_env, root, work)
+    for capability in CAPABILITIES:
+        params = [p.name for p in capability.params()]
+        cli = commands[capability.name.replace("_", "-")]
+        assert {p.name for p in cli.params} >= {n for n in params if n != "speech"} | {"as_json"}, capability.name
+        mcp = tools[capability.name]
+        assert list(mcp.input_schema["properties"])[:len(params)] == ["paths" if n == "sources" else n for n in params]
+        assert mcp.description == capability.description
+        method = getattr(VideoAgent, capability.name)
+        assert inspect.iscoroutinefunction(getattr(VideoAgent, f"a{capability.name}")) or capability.name == "extract"
+        assert list(inspect.signature(method).parameters)[1:len(params) + 1] == params, capability.name
+
+
+def test_list_videos_on_the_command_line_and_describe_over_mcp(library_env, root, footage):
+    indexed = invoke(["index", str(root), "--json"], library_env)
+    assert indexed.exit_code == 0, indexed.output
+    listed = invoke(["list-videos", "--json"], library_env)
+    assert [v["video"]["path"] for v in document(listed)["videos"]] == [str(root / "short_field.mp4")]
+    shown = invoke(["list-videos"], {**library_env, "COLUMNS": "200"})
+    assert "short_field" in shown.stdout and "0:24" in shown.stdout
+
+    async def work(client):
+        return await client.call_tool("describe", {"video": "short_field.mp4", "max_chars": 200})
+
+    described = _mcp(library_env, root, work)
+    assert not described.is_error, described.content
+    text = described.structured_content["result"]
+    assert 0 < len(text) <= 200 and text == described.content[0].text
+
+
+def test_a_value_outside_the_declaration_is_refused_by_the_api_before_any_work():
+    agent = VideoAgent(env={"MARLIN_HOME": "/nonexistent", "MARLIN_BASE_URL": "http://127.0.0.1:9/v1"})
+    with pytest.raises(InputError, match="k"):
+        agent.search("a red ball", k=0)
+    with pytest.raises(InputError, match="question"):
+        agent.ask("", "./footage")
