@@ -206,3 +206,21 @@ def test_only_library_commands_go_to_the_resident(argv, forwarded):
 def test_the_resident_can_be_turned_off():
     assert not client.enabled({"MARLIN_RESIDENT": "off"})
     assert client.enabled({}) is client.supported()
+
+
+@pytest.mark.parametrize(("pause", "starts"), [(1.0, True), (30.0, False)])
+def test_the_pause_between_two_commands_decides_a_resident_not_how_long_they_ran(pause, starts, monkeypatch):
+    base = Path(tempfile.mkdtemp(prefix="mr-", dir="/tmp"))
+    try:
+        env = {"XDG_RUNTIME_DIR": str(base), "MARLIN_RESIDENT_IDLE": "5", "PATH": os.environ["PATH"]}
+        folder = client.runtime_dir(env)
+        seen = folder / f"{client.fingerprint(env)}.seen"
+        seen.touch()
+        first_ended = time.time() - 60  # the second command then ran for a minute, longer than the idle time
+        os.utime(seen, (first_ended, first_ended))
+        spawned = []
+        monkeypatch.setattr(subprocess, "Popen", lambda *args, **kwargs: spawned.append(args))
+        client.start_in_background(first_ended + pause, env)
+        assert bool(spawned) is starts
+    finally:
+        shutil.rmtree(base)

@@ -188,11 +188,12 @@ def forward(argv: list[str], env=os.environ) -> int | None:
         return 1
 
 
-def start_in_background(env=os.environ) -> None:
+def start_in_background(began: float, env=os.environ) -> None:
     """Start a resident for this environment, detached, unless one is already listening.
 
     Only on the second library command within the idle time: a one-off command (a script, a test)
-    leaves nothing running behind it."""
+    leaves nothing running behind it. Within the idle time means from the end of the last command
+    to the start of this one (``began``): a long command is no pause."""
     import subprocess
     import time
 
@@ -202,7 +203,7 @@ def start_in_background(env=os.environ) -> None:
     key = fingerprint(env)
     seen = folder / f"{key}.seen"
     try:
-        recent = time.time() - seen.stat().st_mtime < idle_seconds(env)
+        recent = began - seen.stat().st_mtime < idle_seconds(env)
     except OSError:
         recent = False
     try:

@@ -4,11 +4,13 @@ for this environment; otherwise the command runs here, and a resident is started
 from __future__ import annotations
 
 import sys
+import time
 
 from marlin_agent.resident import client, exit_now
 
 
 def main() -> None:
+    began = time.time()
     argv = sys.argv[1:]
     resident = client.enabled() and client.wants(argv)
     if resident:
@@ -21,10 +23,10 @@ def main() -> None:
         app()
     except SystemExit as done:
         if resident:
-            _guarded(client.start_in_background)
+            _guarded(client.start_in_background, began)
         exit_now(done.code)
     if resident:
-        _guarded(client.start_in_background)
+        _guarded(client.start_in_background, began)
 
 
 def _guarded(step, *args):
