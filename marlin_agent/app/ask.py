@@ -129,7 +129,7 @@ async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | 
 
 
 @asynccontextmanager
-async def verifier(inputs: list[str], settings: Settings, on_progress=None):
+async def find_verify_session(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, verify)`` where ``verify(event, video_id)``
     runs ``find --verify`` on one of them: for evals that ask thousands of questions."""
     async with _session(inputs, settings, on_progress) as (library, client, report):

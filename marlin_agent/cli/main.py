@@ -86,7 +86,7 @@ _SPELLED = {
     "extract": {"schema": Spelling(("--schema",)), "output": Spelling(("-o", "--output")),
                 "overwrite": Spelling(("--force",))},
 }
-_EXTENDED = {"find": video.find_verified, "ask": footage.ask_page, "index": footage.index_modes,
+_EXTENDED = {"find": video.verify_option, "ask": footage.ask_page, "index": footage.index_modes,
              "extract": footage.extract_modes}
 
 # The order here is the order `--help` lists them in.

@@ -10,7 +10,7 @@ from marlin_agent.cli.commands import Invocation
 from marlin_agent.cli.options import DbOpt, NoTranscribeOpt
 
 
-def find_verified(
+def verify_option(
     call: Invocation,
     verify: Annotated[bool, typer.Option(
         "--verify", help="Index the video and return verified moments with evidence (the `ask` document) instead of "

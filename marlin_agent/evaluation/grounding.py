@@ -112,7 +112,7 @@ async def run_grounding(items: list[GroundingItem], videos: Path, settings: Sett
                         suite: str, on_progress: Callable[[int, int], None] | None = None,
                         rounding: Rounding = "none") -> GroundingReport:
     """Predict every query (resuming from ``out/per_query.jsonl``) and score the lot."""
-    from marlin_agent.app.ask import verifier
+    from marlin_agent.app.ask import find_verify_session
     from marlin_agent.marlin.client import MarlinClient
 
     log = QueryLog(out / "per_query.jsonl", QueryResult)
@@ -130,7 +130,7 @@ async def run_grounding(items: list[GroundingItem], videos: Path, settings: Sett
             client = await stack.enter_async_context(MarlinClient(settings.server))
         elif todo:
             needed = sorted({str(p) for p in paths.values() if p is not None})
-            report, verify = await stack.enter_async_context(verifier(needed, settings))
+            report, verify = await stack.enter_async_context(find_verify_session(needed, settings))
             ids = {str(Path(v.path).resolve()): v.id for v in report.videos}
 
         async def predict(item: GroundingItem, path: Path) -> QueryResult:

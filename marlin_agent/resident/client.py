@@ -195,7 +195,6 @@ def start_in_background(began: float, env=os.environ) -> None:
     leaves nothing running behind it. Within the idle time means from the end of the last command
     to the start of this one (``began``): a long command is no pause."""
     import subprocess
-    import time
 
     folder = runtime_dir(env)
     if folder is None:
