@@ -157,20 +157,22 @@ def _run(call: Invocation, server: ServerFlags, as_json: bool, show) -> None:
 
     async def work():
         settings = server.settings(**call.values)
-        on_terminal = not as_json
-        task = Run(settings, serve=lambda: served(settings, say), say=say)
-        arguments = capability.checked(call.arguments, task)
+        context = Run(settings, serve=lambda: served(settings, say), say=say)
+        arguments = capability.checked(call.arguments, context)
         wants = call.needs_server if call.needs_server is not None else capability.wants_server(arguments)
         if wants:
-            await task.served()
+            await context.served()
+
+        async def go():
+            return await (call.work(context, arguments) if call.work
+                          else capability.function(**arguments, run=context))
+
         takes_footage = any(p.role is Role.SOURCES for p in capability.params())
         if (call.progress or ("index" if takes_footage else "chunks")) == "index":
-            with index_progress(on_terminal) as progress:
-                task.on_index = progress
-                return await (call.work(task, arguments) if call.work else capability.function(**arguments, run=task))
-        with chunk_progress(capability.doing, on_terminal) as progress:
-            task.on_chunks = progress
-            return await (call.work(task, arguments) if call.work else capability.function(**arguments, run=task))
+            with index_progress(not as_json) as context.on_index:
+                return await go()
+        with chunk_progress(capability.doing, not as_json) as context.on_chunks:
+            return await go()
 
     result = run(as_json, work)
     _print(result, as_json, call.show or show)
