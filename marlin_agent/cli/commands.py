@@ -22,7 +22,7 @@ from rich.markup import escape
 
 from marlin_agent.app.capability import Capability, Param, Role, Run, bounds, optional_of
 from marlin_agent.cli.options import DbOpt, JsonOpt, NoTranscribeOpt, ServerFlags, served, takes_server_flags
-from marlin_agent.cli.output import chunk_progress, emit_json, fail, index_progress, run, say
+from marlin_agent.cli.output import chunk_progress, emit_json, fail, flag, index_progress, run, say
 from marlin_agent.errors import MarlinAgentError
 
 
@@ -51,10 +51,6 @@ class Invocation:
     exit_code: Callable[[Any], int] | None = None
 
 
-def _flag(name: str) -> str:
-    return "--" + name.replace("_", "-")
-
-
 def _cli_type(param: Param, default: Any) -> Any:
     """The parameter's type as Typer reads it: a schema given inline is a file name or "marlin" here."""
     inner = str if param.role is Role.SCHEMA else optional_of(param.annotation)
@@ -73,7 +69,7 @@ def _declaration(param: Param, spelling: Spelling | None) -> tuple[str, Any, Any
     """(name, annotation, default) of the command's parameter for ``param``."""
     default = None if spelling and spelling.required is False else param.default
     if param.annotation is bool and param.default is True:  # on by default: the option turns it off
-        off = typer.Option(_flag(f"no_{param.name}"), help=_help(param, True, spelling))
+        off = typer.Option(flag(f"no_{param.name}"), help=_help(param, True, spelling))
         return f"no_{param.name}", Annotated[bool, off], False
     spelled = spelling if spelling and spelling.flags is not None else None
     argument = not spelled.flags if spelled else (param.required and param.role in (None, Role.VIDEO)
@@ -83,7 +79,7 @@ def _declaration(param: Param, spelling: Spelling | None) -> tuple[str, Any, Any
         info = typer.Argument(metavar=metavar or param.name.upper(), help=_help(param, False, spelling),
                               show_default=False)
     else:
-        flags = spelled.flags if spelled else ("--in",) if param.role is Role.SOURCES else (_flag(param.name),)
+        flags = spelled.flags if spelled else ("--in",) if param.role is Role.SOURCES else (flag(param.name),)
         limits = bounds(param.field)
         info = typer.Option(*flags, metavar=metavar or ("SOURCE" if param.role is Role.SOURCES else None),
                             min=limits.get("ge"), max=limits.get("le"), help=_help(param, True, spelling))
