@@ -54,6 +54,8 @@ async def find(
                              lambda client: find_in_video(event, video, settings, client, start, end, run.on_chunks))
 
 
+# describe's defaults are app.describe's DEFAULT_MAX_CHARS and DEFAULT_TIME_LIMIT (OpenClaw's budget), written
+# here as numbers: importing that module would make it and this table import each other.
 async def describe(
     video: Video,
     max_chars: Annotated[int, Field(ge=40, description="The longest summary, in characters (OpenClaw keeps 500 by "
