@@ -37,7 +37,8 @@ from tests.cli_runner import document, invoke
     ("what does the woman do after the courier leaves", "after", None, "the courier leaves"),
     ("did anyone come to the door before the parcel arrived", "before", "anyone comes to the door",
      "the parcel arrived"),
-    ("how long does the red square stay on screen", "duration", "the red square stays on screen", None),
+    ("how long does the red square stay on screen", "duration", "the red square appears", None),
+    ("how long does the goal celebration last?", "duration", "the goal celebration appears", None),
 ])
 def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
     plan = read_question(question)

@@ -141,3 +141,17 @@ def test_ask_without_a_reachable_verification_model_fails_at_once_with_what_to_d
     error = document(result)["error"]
     assert error["code"] == "model_unavailable" and "MARLIN_VERIFY_MODEL" in error["hint"]
     assert simulator.state.calls == [], "nothing is indexed before the check"
+
+
+def test_an_act_that_no_description_says_in_words_or_meaning_keeps_the_moment_under_the_threshold():
+    from marlin_agent.verification.calibration import Calibration
+    from marlin_agent.verification.verifier import combined
+
+    calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0},
+                              bias=-2.0, threshold=0.5)
+    same_scene = {"lexical": 0.67, "similarity": 0.9, "lexical_action": 0.0, "caption_event": 0.06}
+    assert combined(same_scene, calibration) < 0.5  # the baker and the loaf, but nothing slices it
+    assert combined({**same_scene, "caption_event": 0.8}, calibration) >= 0.5  # the model reads the act there
+    assert combined({**same_scene, "lexical_action": 0.8}, calibration) >= 0.5  # a word for the act is there
+    no_act = {k: v for k, v in same_scene.items() if k != "lexical_action"}
+    assert combined(no_act, calibration) >= 0.5  # "the red circle" names no act to miss

@@ -54,7 +54,8 @@ _FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+)?
 _FIRST_LAST_VERB = re.compile(r"^when\s+(?:does|do|did)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+(?P<verb>\w+)"
                               r"(?P<tail>.*)$", _I)
 _DURATION = re.compile(r"^(?:how\s+long|for\s+how\s+long|how\s+many\s+seconds)\s+(?P<rest>(?:does|do|did|is|are|was|"
-                       r"were)\s+.+?)(?:\s+(?:last|take|go on|keep going))?\s*[?.!]*$", _I)
+                       r"were)\s+.+?)(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
+                       r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?\s*[?.!]*$", _I)
 # "what does the woman do after the courier leaves": what follows, whoever does it.
 _DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+do\s+(?:right\s+|just\s+)?(?P<rel>after|before)\s+"
                           r"(?P<anchor>.+)$", _I)
@@ -127,7 +128,10 @@ def _anchored(text: str) -> QuestionPlan | None:
 
 def _measured(text: str) -> QuestionPlan | None:
     if match := _DURATION.match(text):
-        return QuestionPlan(form="duration", target=_event(match["rest"]))
+        # "does the red square stay on screen" asks how long it is there: "appear" stands in for the verb
+        # that only says so, which the inversion needs and the event then drops.
+        rest = f"{match['rest']} appear" if match["lasts"] else match["rest"]
+        return QuestionPlan(form="duration", target=_event(rest))
     if match := _COUNT.match(text):
         return QuestionPlan(form="count", target=_counted(match["rest"]))
     if match := _FIRST_LAST.match(text):

@@ -12,6 +12,9 @@ one confidence with the rules that keep an answer honest:
   over the span that denies a key word of the event, "a red square" for "the red circle", "closes"
   for "opens") keeps the moment under the threshold, however alike the rest reads: that is what a
   near miss looks like.
+- **The act must be said.** When the event names an act ("the baker slices the loaf") that no
+  description over the span says, neither word for word (the lexical signal) nor in meaning (the
+  entailment model), the moment is another one of the same scene, whatever else matches.
 - **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
   caption can only lower the confidence: a found moment needs its other evidence to pass on
   its own, so text in the footage that talks the judge into "yes" changes nothing.
@@ -19,7 +22,6 @@ one confidence with the rules that keep an answer honest:
 
 from __future__ import annotations
 
-import re
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from typing import Any
@@ -29,7 +31,7 @@ from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
 from marlin_agent.verification.confidence import confidence_of, features
 from marlin_agent.verification.entailment import model_folder
-from marlin_agent.verification.signals import Embed, SpanTexts, build_signals, signal_vetoes
+from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals, signal_vetoes
 
 # A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
 # layer) and says whether the event is in it: (score in 0..1, a one-line reason).
@@ -42,17 +44,21 @@ JUDGE_KIND = "judge"
 SPEECH_MARGIN = 0.1
 # Evidence a signal declares a veto (see signals.signal_vetoes) keeps a moment this far under the threshold.
 CONTRADICTED_MARGIN = 0.05
-
-# Verbs that only ever mean speaking. Not "ask" or "call": a coach asks for a timeout with his hands.
-_SPEECH_QUESTION = re.compile(
-    r"\b(say|says|said|saying|mention|mentions|mentioned|mentioning|talk|talks|talked|talking|speak|speaks|spoke|"
-    r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|shout|shouts|shouted)\b",
-    re.IGNORECASE)
+# The entailment model's reading of the descriptions over a span, and the level under which it does not
+# read the event there.
+ENTAILED_KINDS = ("caption_event", "fresh_caption")
+UNREAD = 0.5
 
 
 def about_speech(question: str) -> bool:
     """Does the question ask what is said (answered from transcripts) rather than what is seen?"""
-    return bool(_SPEECH_QUESTION.search(question))
+    return bool(SPEECH_VERB.search(question))
+
+
+def unsaid_act(found: dict[str, float]) -> bool:
+    """The act the event names ("slices") is said by no description over the span, in words or in meaning:
+    the baker and the loaf are there, but this is another moment of the same scene."""
+    return found.get("lexical_action") == 0.0 and max(found.get(kind, 0.0) for kind in ENTAILED_KINDS) < UNREAD
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False) -> float:
@@ -65,7 +71,7 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
                              weights, bias)
         if seen < calibration.threshold - SPEECH_MARGIN:
             decided = min(everything, seen)
-    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()):
+    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()) or unsaid_act(found):
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
     if JUDGE_KIND in found:
         decided = min(decided, confidence_of(found, weights, bias))

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import ClassVar, Protocol
@@ -24,6 +25,24 @@ from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import Entailment
 
 Embed = Callable[[list[str]], np.ndarray]
+
+# Verbs that only ever mean speaking. Not "ask" or "call": a coach asks for a timeout with his hands.
+SPEECH_VERB = re.compile(
+    r"\b(say|says|said|saying|mention|mentions|mentioned|mentioning|talk|talks|talked|talking|speak|speaks|spoke|"
+    r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|shout|shouts|shouted|"
+    r"remind|reminds|reminded|reminding)\b",
+    re.IGNORECASE)
+# What may sit between a verb of saying and what is said: "tells the class that ...", "says about ...".
+_SAID_LEAD = re.compile(r"^(?:(?:about|that|of|on|to)\s+)+", re.IGNORECASE)
+
+
+def said_content(event: str) -> str:
+    """What an event about speech says is said: "the baker explains the dough should rise" → "the dough
+    should rise". A spoken line names neither its speaker nor the act of saying, so words compared with it
+    are the content's alone; an event with nothing after its verb of saying is kept whole."""
+    verb = SPEECH_VERB.search(event)
+    content = _SAID_LEAD.sub("", event[verb.end():].strip()) if verb else ""
+    return content or event
 
 
 class Timed(Protocol):
@@ -44,6 +63,11 @@ class SpanTexts:
     fresh: list[Timed] = field(default_factory=list)  # the events of a fresh caption of the span alone
     lines: list[Timed] = field(default_factory=list)  # transcript lines around the span
     about_speech: bool = False  # the question asks what is said, not what is seen
+
+    @property
+    def asked(self) -> str:
+        """The words to find in what is described: for a question about speech, only what is said."""
+        return said_content(self.event) if self.about_speech else self.event
 
     @property
     def described(self) -> list[Timed]:

@@ -60,6 +60,16 @@ _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
 # Words that deny the event itself ("carrying nothing" denies nothing).
 NEGATIONS = frozenset({"not", "never", "n't"})
+# After these a word names a thing, not an act ("the floor", "a fast serve", "into bags"), so its verb senses
+# are not read ("floor" is not "knock down"). "to" is left out: "to let it rise".
+_BEFORE_A_THING = frozenset("""
+a an the this that these those his her its their my your our some any each every no two three four five
+of on onto into in at from with by over under across through toward towards behind near per
+""".split())
+# After these a word is an act ("is poured", "to rise", "does not open").
+_BEFORE_AN_ACT = frozenset("""
+is are was were be been being am do does did will would shall should can could may might must to not n't never
+""".split())
 
 _POS_WEIGHT = {"n": 1.0, "v": 1.0, "a": 0.6, "r": 0.3}
 _GENERIC_WEIGHT = 0.25
@@ -100,13 +110,19 @@ class Term:
     """A word or a WordNet collocation of a text; its senses depend on its words alone, so ``text`` is its key."""
 
     text: str  # as written ("corner kick")
-    by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids)
+    by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids), those its place in the text allows
     forms: frozenset[str]  # base forms
     weight: float
+    act: bool = False  # used as a verb here ("the baker slices the loaf"): what the event does
 
     @cached_property
     def senses(self) -> dict[str, tuple[str, ...]]:
         return dict(self.by_pos)
+
+    @cached_property
+    def key(self) -> str:
+        """The word and the parts of speech its place allows: "slices" the act and "slices" the things differ."""
+        return self.text + "/" + "".join(pos for pos, _ in self.by_pos)
 
 
 @dataclass
@@ -119,6 +135,7 @@ class Alignment:
     conflicts: list[tuple[str, str, str]] = field(default_factory=list)  # (asked word, description word, why)
     missing: list[str] = field(default_factory=list)
     swap: float = 0.0  # 1 when an asked word nothing says has a described word of its kind in its place
+    action: float | None = None  # how far the asked act ("slices") is said; None when the event names none
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (asked word, described word)
 
     def explain(self) -> str:
@@ -138,6 +155,18 @@ def words(text: str) -> list[str]:
         token = token[:-2] if token.endswith("'s") else token
         found.append(token)
     return found
+
+
+def _possessive_positions(text: str) -> set[int]:
+    """Positions (in ``words``) of owners ("a kid's pens"): the word after one names a thing."""
+    return {at for at, token in enumerate(re.findall(r"n't|[a-z0-9]+(?:[-'’][a-z0-9]+)*", text.lower().replace(
+        "n't", " n't"))) if token.endswith(("'s", "’s"))}
+
+
+def _act(credits: list[tuple[Term, float]]) -> float | None:
+    """How far the asked act is said (its words' weighted credit); None when the event names no act."""
+    acts = [(credit, term.weight) for term, credit in credits if term.act]
+    return round(sum(c * w for c, w in acts) / sum(w for _, w in acts), 3) if acts else None
 
 
 def _reversals(asked: str, said: str) -> list[tuple[str, str, str]]:
@@ -193,44 +222,77 @@ class LexicalAligner:
                     break
         return ("_".join(parts), senses) if senses else None
 
+    def _tokens(self, text: str) -> tuple[list[str], set[int]]:
+        """The words of ``text`` (a hyphenated word WordNet does not know as its parts: "count-in" is
+        "count in"), and the positions of owners among them."""
+        owners = _possessive_positions(text)
+        tokens: list[str] = []
+        owned: set[int] = set()
+        for at, token in enumerate(words(text)):
+            if "-" in token and not any(self.wordnet.senses(token, pos, 1) for pos in "nvar"):
+                tokens += [part for part in token.split("-") if part]
+            else:
+                tokens.append(token)
+            if at in owners:
+                owned.add(len(tokens) - 1)
+        return tokens, owned
+
     def _terms(self, text: str) -> tuple[Term, ...]:
-        tokens = words(text)
+        tokens, owners = self._tokens(text)
         terms: list[Term] = []
         at = 0
         while at < len(tokens):
-            taken = False
-            for size in (3, 2):
-                run = tokens[at: at + size]
-                if len(run) < size or run[0] in STOPWORDS and run[0] not in ("off", "up") or "n't" in run:
-                    continue
-                found = self._collocation(run)
-                if found:
-                    forms = frozenset(self.wordnet.synset(s).words[0] for ids in found[1].values() for s in ids[:1])
-                    if run[-1] in STOPWORDS and run[-1] not in _PARTICLES:
-                        # A verb and a particle that gives no direction ("budget for") still says the verb.
-                        forms |= frozenset(self.wordnet.base_forms(run[0], "v"))
-                    terms.append(Term(text=" ".join(run), by_pos=tuple(found[1].items()), forms=forms | {found[0]},
-                                      weight=max(_POS_WEIGHT[p] for p in found[1])))
-                    at += size
-                    taken = True
-                    break
-            if taken:
-                continue
-            token = tokens[at]
-            at += 1
-            if token in STOPWORDS or token in NEGATIONS or token.isdigit():
-                continue
-            senses = {pos: tuple(self.wordnet.senses(token, pos, _SENSES)) for pos in ("n", "v", "a", "r")}
-            senses = {pos: ids for pos, ids in senses.items() if ids}
-            forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
-            if token in GENERIC:
-                weight = _GENERIC_WEIGHT
-            elif senses:
-                weight = max(_POS_WEIGHT[p] for p in senses)
-            else:
-                weight = 0.8  # a word WordNet does not know (a name, a brand): it must match as written
-            terms.append(Term(text=token, by_pos=tuple(senses.items()), forms=forms, weight=weight))
+            before = "the" if at - 1 in owners else tokens[at - 1] if at else ""
+            term, size = self._collocation_term(tokens[at: at + 3], before)
+            if term is None:
+                term, size = self._word_term(tokens[at], before), 1
+            at += size
+            if term is not None:
+                terms.append(term)
         return tuple(terms)
+
+    def _collocation_term(self, run: list[str], before: str) -> tuple[Term | None, int]:
+        """The longest WordNet collocation (three words, then two) at the start of ``run``, and its length."""
+        for size in (3, 2):
+            part = run[:size]
+            if len(part) < size or part[0] in STOPWORDS and part[0] not in ("off", "up") or "n't" in part:
+                continue
+            found = self._collocation(part)
+            if found:
+                forms = frozenset(self.wordnet.synset(s).words[0] for ids in found[1].values() for s in ids[:1])
+                if part[-1] in STOPWORDS and part[-1] not in _PARTICLES:
+                    # A verb and a particle that gives no direction ("budget for") still says the verb.
+                    forms |= frozenset(self.wordnet.base_forms(part[0], "v"))
+                return self._placed(" ".join(part), found[1], forms | {found[0]},
+                                    max(_POS_WEIGHT[p] for p in found[1]), before), size
+        return None, 0
+
+    def _word_term(self, token: str, before: str) -> Term | None:
+        if token in STOPWORDS or token in NEGATIONS or token.isdigit():
+            return None
+        senses = {pos: tuple(self.wordnet.senses(token, pos, _SENSES)) for pos in ("n", "v", "a", "r")}
+        senses = {pos: ids for pos, ids in senses.items() if ids}
+        forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
+        if token in GENERIC:
+            weight = _GENERIC_WEIGHT
+        elif senses:
+            weight = max(_POS_WEIGHT[p] for p in senses)
+        else:
+            weight = 0.8  # a word WordNet does not know (a name, a brand): it must match as written
+        return self._placed(token, senses, forms, weight, before)
+
+    def _placed(self, text: str, senses: dict[str, tuple[str, ...]], forms: frozenset[str], weight: float,
+                before: str) -> Term:
+        """A term with the senses its place allows, marked when it is the act ("slices" after "the baker")."""
+        if before in _BEFORE_A_THING and senses.keys() - {"v", "r"}:
+            senses = {pos: ids for pos, ids in senses.items() if pos not in ("v", "r")}
+        first = text.split()[0]
+        # An inflected verb ("slices", "poured"), not a noun that only looks like one ("seed" is not "see" + "ed").
+        inflected = (any(form != first for form in self.wordnet.base_forms(first, "v"))
+                     and not self.wordnet.lookup(first, "n"))
+        act = "v" in senses and weight > _GENERIC_WEIGHT and (
+            before in _BEFORE_AN_ACT or set(senses) == {"v"} or inflected and before not in _BEFORE_A_THING)
+        return Term(text=text, by_pos=tuple(senses.items()), forms=forms, weight=weight, act=act)
 
     # --- relations between two terms --------------------------------------------------------
 
@@ -242,7 +304,7 @@ class LexicalAligner:
         return self.wordnet.hypernyms(synset_id, steps)
 
     def _relation(self, asked: Term, said: Term) -> tuple[float, str | None]:
-        key = (asked.text, said.text)
+        key = (asked.key, said.key)
         if key not in self._relations:
             if asked.forms & said.forms or self._reach(asked) & self._reach(said):
                 self._relations[key] = self._relation_uncached(asked, said)
@@ -254,7 +316,7 @@ class LexicalAligner:
         """Everything a relation between two words goes through, so two words whose reaches do not meet are
         unrelated: their senses, ancestors within four steps, linked and opposite senses, and the
         exclusive kinds of their commonest noun senses."""
-        if term.text not in self._reaches:
+        if term.key not in self._reaches:
             found: set[str] = set()
             for pos, ids in term.senses.items():
                 for rank, sense in enumerate(ids):
@@ -263,8 +325,8 @@ class LexicalAligner:
                     lexname = self.wordnet.synset(sense).lexname
                     if pos == "n" and rank < _CONFLICT_SENSES and lexname in _CONCRETE_LEXNAMES:
                         found.add(f"lexname:{lexname}")
-            self._reaches[term.text] = frozenset(found)
-        return self._reaches[term.text]
+            self._reaches[term.key] = frozenset(found)
+        return self._reaches[term.key]
 
     def _relation_uncached(self, asked: Term, said: Term) -> tuple[float, str | None]:
         """(support 0..1, conflict reason or None) between an asked term and a described one."""
@@ -370,10 +432,11 @@ class LexicalAligner:
             self._relations.clear()
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
-        credit_sum, conflict = 0.0, 0.0
+        credit_sum, conflict, credits = 0.0, 0.0, []
         for term in asked_terms:
             best, best_word, reason, against = self._best_partner(term, said_terms, relations, used)
             credit_sum += best * term.weight
+            credits.append((term, best))
             if best > 0:
                 result.aligned.append((term.text, best_word, round(best, 2)))
             elif term.weight >= 0.5:
@@ -388,6 +451,7 @@ class LexicalAligner:
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         result.swap = 1.0 if result.swaps else 0.0
         result.support = round(credit_sum / total, 3)
+        result.action = _act(credits)
         result.conflict = round(min(1.0, conflict), 3)
         return result
 
@@ -417,14 +481,16 @@ class Lexical:
     """``lexical``: the share of the asked event's words the best description over the span says;
     ``lexical_conflict``: how strongly that description denies one of them (a sibling, an antonym, the
     other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
-    softer sign of a near miss, for the weights to judge); ``lexical_none``: no asked word is said at all;
+    softer sign of a near miss, for the weights to judge); ``lexical_action``: how far the act the event
+    names is said (the baker and the loaf, but "forms" where "slices" was asked, is another moment of the
+    same scene); ``lexical_none``: no asked word is said at all;
     ``lexical_best``: whether this span says it better
     than anything else in the video
     (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
     one is not there."""
 
     kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best",
-                                        "lexical_none")
+                                        "lexical_none", "lexical_action")
     # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
     # negation (0.7); close kin (0.6) only weighs against. So does a description that says none of the
     # asked words: whatever a small model reads into it, nothing there is what was asked.
@@ -446,7 +512,7 @@ class Lexical:
 
     def read(self, texts: SpanTexts) -> list[Evidence]:
         here = texts.described
-        best = self._best(texts.event, here, texts.about_speech)
+        best = self._best(texts.asked, here, texts.about_speech)
         if best is None:
             return []
         alignment, row = best
@@ -455,14 +521,14 @@ class Lexical:
         span = (row.start, row.end)
         wordings = [r.text for r in here if r is not row and iou((r.start, r.end), span) >= 0.5]
         if wordings:
-            together = self.aligner.align(texts.event, " . ".join([row.text, *wordings]), texts.about_speech)
-            denial = max((self.aligner.align(texts.event, text, texts.about_speech) for text in wordings),
+            together = self.aligner.align(texts.asked, " . ".join([row.text, *wordings]), texts.about_speech)
+            denial = max((self.aligner.align(texts.asked, text, texts.about_speech) for text in wordings),
                          key=lambda other: other.conflict)
             conflict = max(alignment, denial, key=lambda other: other.conflict)
             richer = together if together.support > alignment.support else alignment
             alignment = Alignment(support=richer.support, conflict=conflict.conflict, aligned=richer.aligned,
                                   conflicts=conflict.conflicts, missing=richer.missing, swap=richer.swap,
-                                  swaps=richer.swaps)
+                                  swaps=richer.swaps, action=richer.action)
         why = f'"{row.text}"' + (f" (and {len(wordings)} other wording(s))" if wordings else "") + \
             f": {alignment.explain()}"
         found = [Evidence(kind="lexical", text=why, start=row.start, end=row.end, score=alignment.support)]
@@ -472,9 +538,12 @@ class Lexical:
         if alignment.swap > 0:
             found.append(Evidence(kind="lexical_swap", text=why, start=row.start, end=row.end,
                                   score=alignment.swap))
+        if alignment.action is not None:
+            found.append(Evidence(kind="lexical_action", text=why, start=row.start, end=row.end,
+                                  score=alignment.action))
         if alignment.support == 0 and alignment.missing:
             found.append(Evidence(kind="lexical_none", text=why, start=row.start, end=row.end, score=1.0))
-        elsewhere = self._best(texts.event, [r for r in texts.events if r not in here], texts.about_speech)
+        elsewhere = self._best(texts.asked, [r for r in texts.events if r not in here], texts.about_speech)
         mine = alignment.support - alignment.conflict
         theirs = elsewhere[0].support - elsewhere[0].conflict if elsewhere else 0.0
         rival = (f'best elsewhere: "{elsewhere[1].text}" at {elsewhere[1].start:.1f}–{elsewhere[1].end:.1f} s'

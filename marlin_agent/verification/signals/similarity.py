@@ -30,11 +30,11 @@ class Similar:
         nearby = [r for r in texts.events + texts.fresh if r.end > start - 1.0 and r.start < end + 1.0]
         if not nearby:
             return []
-        if texts.event not in self._vectors:
+        asked = texts.asked
+        if asked not in self._vectors:
             if len(self._vectors) > _MOST_EVENTS:  # a long-lived process asks without end
                 self._vectors.clear()
-            self._vectors[texts.event] = self.embed([texts.event])[0]
-        similarities = text_similarities(self.embed, texts.event, self._vectors[texts.event],
-                                         [r.text for r in nearby])
+            self._vectors[asked] = self.embed([asked])[0]
+        similarities = text_similarities(self.embed, asked, self._vectors[asked], [r.text for r in nearby])
         found = text_evidence("similarity", texts.span, nearby, similarities)
         return [found] if found else []
