@@ -29,6 +29,17 @@ def test_sentence_vectors_are_unit_length_and_keep_the_order_they_were_asked_in(
     assert embedder.embed([]).shape == (0, 384)
 
 
+def test_texts_met_recently_are_not_embedded_again(embedder, monkeypatch):
+    first = embedder.embed(["a red circle appears", "a blue square moves"])
+    embedded: list[list[str]] = []
+    real = embedder._embed_all
+    monkeypatch.setattr(embedder, "_embed_all", lambda texts: embedded.append(texts) or real(texts))
+    again = embedder.embed(["a blue square moves", "a green star", "a red circle appears", "a green star"])
+    assert embedded == [["a green star"]]  # once, however often it is asked for in the call
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
+    assert np.array_equal(again[1], again[3]) and again.shape == (4, first.shape[1])
+
+
 def test_meaning_is_closer_than_mere_words(embedder):
     query, near, far = embedder.embed(["when does the keeper stop the penalty",
                                        "the goalkeeper saves the spot kick", "a penalty notice is stuck to the car"])

@@ -25,6 +25,10 @@ HUB_FILES = ["config.json", "tokenizer.json", "onnx/model.onnx"]
 HUB_OPTIONAL = ["1_Pooling/config.json"]
 _MAX_TOKENS = 256  # all-MiniLM-L6-v2's max_seq_length; longer text is cut, as sentence-transformers does
 _BATCH = 64
+# Texts whose vectors are kept (384 floats each for MiniLM: about 12 MB). Verification cuts the same
+# descriptions into the same runs of words for every candidate near them and every question about their
+# video; a long-lived process (the MCP server, the Python API) meets the same queries again.
+_REMEMBERED = 8192
 
 
 def _onnx_file(folder: Path) -> Path | None:
@@ -48,6 +52,8 @@ class Embedder:
         self._lock = threading.Lock()
         self._file: Path | None = None
         self._stamp: tuple[int, int, int] | None = None
+        self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._memo_lock = threading.Lock()
 
     def folder(self) -> Path:
         return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
@@ -95,8 +101,24 @@ class Embedder:
         return self._dim
 
     def embed(self, texts: list[str]) -> np.ndarray:
+        """One vector per text; texts met recently are not embedded again."""
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        unique = list(dict.fromkeys(texts))
+        with self._memo_lock:
+            known = {text: self._memo[text] for text in unique if text in self._memo}
+        new = [text for text in unique if text not in known]
+        if new:
+            known.update(zip(new, [row.copy() for row in self._embed_all(new)], strict=True))
+        with self._memo_lock:
+            for text in unique:
+                self._memo[text] = known[text]
+                self._memo.move_to_end(text)
+            while len(self._memo) > _REMEMBERED:
+                self._memo.popitem(last=False)
+        return np.stack([known[text] for text in texts])
+
+    def _embed_all(self, texts: list[str]) -> np.ndarray:
         session = self._load()
         # Batches of similar length pad less: sort, embed, and put the vectors back in order.
         order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
