@@ -14,6 +14,7 @@ import json
 import statistics
 import tempfile
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 from evals.synthetic.offline_models import minilm_dir, nli_dir
@@ -24,6 +25,7 @@ from marlin_agent.config import load_settings
 from marlin_agent.domain import Event
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.verification.entailment import EntailmentModel
+from marlin_agent.verification.verifier import Verifier
 
 
 def _entailment_alone(model_dir: Path, annotations: dict, rounds: int = 20) -> float:
@@ -63,6 +65,26 @@ def _lexical_alone(settings, annotations: dict) -> float:
     return round(statistics.median(times[len(times) // 10:]), 2)  # the first tenth warms WordNet's pages
 
 
+@contextmanager
+def _timed_reading(times: list[float]):
+    """Time each ``Verifier.read`` (every signal over one candidate's texts: the agent's own reading, no
+    Marlin call, no staging) while the block runs."""
+    real = Verifier.read
+
+    def read(self, texts):
+        started = time.perf_counter()
+        try:
+            return real(self, texts)
+        finally:
+            times.append((time.perf_counter() - started) * 1000)
+
+    Verifier.read = read
+    try:
+        yield
+    finally:
+        Verifier.read = real
+
+
 def run() -> dict:
     with tempfile.TemporaryDirectory() as scratch, MarlinSimulator(think="none") as simulator:
         data = realistic_suite(Path(scratch), "heldout")
@@ -76,10 +98,11 @@ def run() -> dict:
         settings = load_settings({"library.transcribe": False}, env=env)
         videos = Path(scratch) / "videos"
         asyncio.run(index_inputs([str(videos)], settings))
-        verify_ms, calls, candidates = [], [], []
+        verify_ms, calls, candidates, reading = [], [], [], []
         for video_id, entry in annotations.items():
             for question in entry["queries"][::3] + entry["negatives"]:
-                answer = asyncio.run(ask(question, [str(videos / f"{video_id}.mp4")], settings))
+                with _timed_reading(reading):
+                    answer = asyncio.run(ask(question, [str(videos / f"{video_id}.mp4")], settings))
                 checked = [s for s in answer.trace if s.step == "verify" and "confidence" in s.detail]
                 verify_ms += [s.seconds * 1000 for s in checked]
                 calls.append(answer.usage.marlin_calls)
@@ -88,6 +111,7 @@ def run() -> dict:
             "videos": len(annotations), "questions": len(calls), "candidates": sum(candidates),
             "verify_ms_p50": round(statistics.median(verify_ms), 1),
             "verify_ms_p95": round(sorted(verify_ms)[int(0.95 * (len(verify_ms) - 1))], 1),
+            "reading_ms_p50": round(statistics.median(reading), 1),
             "entailment_ms_per_candidate": _entailment_alone(nli, annotations),
             "lexical_ms_per_candidate": _lexical_alone(settings, annotations),
             "calls_per_question_mean": round(statistics.mean(calls), 2), "calls_per_question_max": max(calls),

@@ -286,13 +286,20 @@ class LexicalAligner:
         """A term with the senses its place allows, marked when it is the act ("slices" after "the baker")."""
         if before in _BEFORE_A_THING and senses.keys() - {"v", "r"}:
             senses = {pos: ids for pos, ids in senses.items() if pos not in ("v", "r")}
-        first = text.split()[0]
+        return Term(text=text, by_pos=tuple(senses.items()), forms=forms, weight=weight,
+                    act=self._is_act(text, senses, weight, before))
+
+    def _is_act(self, text: str, senses: dict[str, tuple[str, ...]], weight: float, before: str) -> bool:
+        if "v" not in senses or weight <= _GENERIC_WEIGHT:
+            return False
+        if before in _BEFORE_AN_ACT or set(senses) == {"v"}:
+            return True
+        if before in _BEFORE_A_THING:
+            return False
         # An inflected verb ("slices", "poured"), not a noun that only looks like one ("seed" is not "see" + "ed").
-        inflected = (any(form != first for form in self.wordnet.base_forms(first, "v"))
-                     and not self.wordnet.lookup(first, "n"))
-        act = "v" in senses and weight > _GENERIC_WEIGHT and (
-            before in _BEFORE_AN_ACT or set(senses) == {"v"} or inflected and before not in _BEFORE_A_THING)
-        return Term(text=text, by_pos=tuple(senses.items()), forms=forms, weight=weight, act=act)
+        first = text.split()[0]
+        inflected = any(form != first for form in self.wordnet.base_forms(first, "v"))
+        return inflected and not self.wordnet.lookup(first, "n")
 
     # --- relations between two terms --------------------------------------------------------
 
