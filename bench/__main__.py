@@ -248,7 +248,10 @@ def render(results: dict) -> str:
             "was the largest part of it (MiniLM over every run of words of every description near the span, "
             "again for each candidate) until the embedder kept recent texts' vectors. Entailment pairs now run "
             "one thread each, several at once (each still alone, so its score is unchanged): 8 pairs 157 -> "
-            "105 ms on two cores; the whole step went 467 -> 375 ms with the memo and to 300 with both.",
+            "105 ms on two cores; the whole step went 467 -> 375 ms with the memo, to 300 with both, and to "
+            "265 once a question reads each video's segments from the index once rather than per candidate. "
+            "The rest of the step is the fresh caption and the re-grounding: the simulator's own work and "
+            "the clip they send.",
         )
     if f := figures.get("watch"):
         latency, day = f["latency"], f["day"]

@@ -98,6 +98,8 @@ class Toolbox:
         self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
         self._infos: dict[str, VideoInfo] = {}
         self._refs: dict[str, VideoRef] = {}
+        # A video's segments by kind, read once per question: every candidate's verification reads them all.
+        self._segments: dict[tuple[str, str], list[Segment]] = {}
 
     # --- bookkeeping --------------------------------------------------------------------
 
@@ -115,6 +117,12 @@ class Toolbox:
             raise BudgetExhausted(f"the budget of {self.marlin_budget} Marlin calls for this question is spent")
         self.marlin_calls += 1
         meter.calls += 1
+
+    async def _read_segments(self, video_id: str, kind: str) -> list[Segment]:
+        """The video's segments of ``kind`` in time order, as the index held them when first read this question."""
+        if (video_id, kind) not in self._segments:
+            self._segments[(video_id, kind)] = await asyncio.to_thread(self.library.segments, video_id, kind)
+        return self._segments[(video_id, kind)]
 
     async def _ref(self, video_id: str) -> VideoRef:
         if video_id not in self._refs:
@@ -215,9 +223,9 @@ class Toolbox:
         meter = _Meter()
         ref = await self._ref(video_id)
         if not fresh:
-            scenes = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "scene"), start, end)
+            scenes = _overlapping(await self._read_segments(video_id, "scene"), start, end)
             if scenes and scenes[0].start <= start + 1e-3 and scenes[-1].end >= end - 1e-3:
-                events = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "event"), start, end)
+                events = _overlapping(await self._read_segments(video_id, "event"), start, end)
                 return SpanCaption(video=ref, start=start, end=end, scenes=[r.text for r in scenes],
                                    events=[Event(start=r.start, end=r.end, text=r.text) for r in events],
                                    fresh=False,
@@ -301,7 +309,7 @@ class Toolbox:
         meter = _Meter()
         ref = await self._ref(video_id)
         record = await asyncio.to_thread(self.library.get_video, video_id)
-        rows = _overlapping(await asyncio.to_thread(self.library.segments, video_id, "transcript"), start, end)
+        rows = _overlapping(await self._read_segments(video_id, "transcript"), start, end)
         note = "" if record.transcript_source else ("the video has no audio" if not record.has_audio
                                                      else "the video was indexed without a transcript")
         return TranscriptLines(video=ref, start=start, end=end, note=note,
@@ -382,10 +390,10 @@ class Toolbox:
         For a question about what is seen: the video's caption events, the fresh caption's, and the
         lines said around the span. For a question about what is said: the video's spoken lines
         take the place of its caption events (what is seen does not answer it)."""
-        lines = await asyncio.to_thread(self.library.segments, video_id, "transcript")
+        lines = await self._read_segments(video_id, "transcript")
         if self.speech_question:
             return SpanTexts(event=event, span=span, events=lines, about_speech=True)
-        events = await asyncio.to_thread(self.library.segments, video_id, "event")
+        events = await self._read_segments(video_id, "event")
         described = list(fresh.events) if fresh else []
         return SpanTexts(event=event, span=span, events=events, fresh=described,
                          lines=_overlapping(lines, span[0], span[1], 1.0))
