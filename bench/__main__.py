@@ -246,12 +246,11 @@ def render(results: dict) -> str:
             "question scores every event of the video (for `best_match`); later ones reuse those pairs. Reading "
             "the evidence is every signal over one candidate's texts (no Marlin call, no staging); similarity "
             "was the largest part of it (MiniLM over every run of words of every description near the span, "
-            "again for each candidate) until the embedder kept recent texts' vectors. Entailment pairs now run "
-            "one thread each, several at once (each still alone, so its score is unchanged): 8 pairs 157 -> "
-            "105 ms on two cores; the whole step went 467 -> 375 ms with the memo, to 300 with both, and to "
-            "265 once a question reads each video's segments from the index once rather than per candidate. "
-            "The rest of the step is the fresh caption and the re-grounding: the simulator's own work and "
-            "the clip they send.",
+            "again for each candidate) until the embedder kept recent texts' vectors, and a question read each "
+            "video's segments from the index once per candidate until it kept them for the question (the two "
+            "took the step from 467 to 357 ms). The rest "
+            "of the step is the fresh caption and the re-grounding: the simulator's own work and the clip "
+            "they send.",
         )
     if f := figures.get("watch"):
         latency, day = f["latency"], f["day"]

@@ -54,15 +54,6 @@ def test_pairs_already_scored_are_not_run_again(nli, monkeypatch):
     assert nli.score([pair, pair]) == first * 2
 
 
-def test_pairs_scored_together_score_as_each_would_alone(offline_models):
-    """Several pairs run at once, each still alone: a pair's score never depends on the others beside it."""
-    pairs = [("A cyclist crosses the road.", "a bike rider goes across the road"),
-             ("The door closes.", "the door opens"), ("A red square appears.", "the red circle appears")]
-    together = EntailmentModel(Path(offline_models["MARLIN_VERIFY_MODEL"])).score(pairs)
-    alone = EntailmentModel(Path(offline_models["MARLIN_VERIFY_MODEL"]))
-    assert together == [alone.score([pair])[0] for pair in pairs]
-
-
 def test_a_folder_that_is_not_an_entailment_model_is_refused(tmp_path):
     (tmp_path / "model.onnx").write_bytes(b"")
     with pytest.raises(ModelUnavailable, match="not an entailment model folder"):

@@ -18,10 +18,8 @@ cache the error says so at once.
 from __future__ import annotations
 
 import json
-import os
 import threading
 from collections import OrderedDict
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -33,10 +31,6 @@ from marlin_agent.model_store import file_stamp, resolve_model
 from marlin_agent.onnx_session import open_session, original_length
 
 _CACHE_PAIRS = 4096
-# Pairs are short (20-40 tokens): one thread each, several pairs at once, beats every thread on one pair
-# (8 pairs: 105 ms against 157 on two cores). Each pair still runs alone, so its score never depends on
-# the others.
-_PAIRS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 _MAX_TOKENS = 512  # DeBERTa-v3's trained length, for an export that names none
 
 
@@ -88,7 +82,7 @@ class EntailmentModel:
                     raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
                                            hint="Use an NLI model (labels entailment / contradiction / neutral).")
                 self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
-                session = open_session(files[0], self.graphs, threads=1, what="verification model")
+                session = open_session(files[0], self.graphs, what="verification model")
                 self._file, self._stamp = files[0], file_stamp(files[0])
                 self._inputs = {i.name for i in session.get_inputs()}
                 length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
@@ -120,37 +114,12 @@ class EntailmentModel:
 
     def score(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
         """(premise, hypothesis) pairs → how far each premise entails / contradicts its hypothesis."""
-        todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
-        if len(todo) > 1 and _PAIRS_AT_ONCE > 1:
-            self._load()  # once, before the threads
-            scored = list(_pool().map(self._run, todo))
-        else:
-            scored = [self._run(pair) for pair in todo]
-        self._memo.update(zip(todo, scored, strict=True))
+        for pair in dict.fromkeys(pair for pair in pairs if pair not in self._memo):
+            self._memo[pair] = self._run(pair)
         found = [self._memo[pair] for pair in pairs]
         while len(self._memo) > _CACHE_PAIRS:
             self._memo.popitem(last=False)
         return found
-
-
-_workers: ThreadPoolExecutor | None = None
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _workers
-    with _loading:
-        if _workers is None:
-            _workers = ThreadPoolExecutor(_PAIRS_AT_ONCE, thread_name_prefix="entailment")
-        return _workers
-
-
-def _forget_pool() -> None:
-    """A forked child (the resident's commands) has none of its parent's threads: it starts its own pool."""
-    global _workers
-    _workers = None
-
-
-os.register_at_fork(after_in_child=_forget_pool)
 
 
 _loaded: OrderedDict[str, EntailmentModel] = OrderedDict()

@@ -107,7 +107,7 @@ _GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
 
 @dataclass(frozen=True, eq=False)
 class Term:
-    """A word or a WordNet collocation of a text; its senses depend on its words alone, so ``text`` is its key."""
+    """A word or a WordNet collocation of a text; its senses depend on its words and on its place (``key``)."""
 
     text: str  # as written ("corner kick")
     by_pos: tuple[tuple[str, tuple[str, ...]], ...]  # (pos, synset ids), those its place in the text allows
@@ -148,19 +148,16 @@ class Alignment:
         return "; ".join(parts) or "no content words to align"
 
 
-def words(text: str) -> list[str]:
+def owned_words(text: str) -> list[tuple[str, bool]]:
+    """The words of ``text``, each with whether it names an owner ("kid's" in "a kid's pens": the word after
+    it names a thing)."""
     lowered = text.lower().replace("n't", " n't").replace("’", "'")
-    found = []
-    for token in re.findall(r"n't|[a-z0-9]+(?:[-'][a-z0-9]+)*", lowered):
-        token = token[:-2] if token.endswith("'s") else token
-        found.append(token)
-    return found
+    return [(token[:-2], True) if token.endswith("'s") else (token, False)
+            for token in re.findall(r"n't|[a-z0-9]+(?:[-'][a-z0-9]+)*", lowered)]
 
 
-def _possessive_positions(text: str) -> set[int]:
-    """Positions (in ``words``) of owners ("a kid's pens"): the word after one names a thing."""
-    return {at for at, token in enumerate(re.findall(r"n't|[a-z0-9]+(?:[-'’][a-z0-9]+)*", text.lower().replace(
-        "n't", " n't"))) if token.endswith(("'s", "’s"))}
+def words(text: str) -> list[str]:
+    return [word for word, _ in owned_words(text)]
 
 
 def _act(credits: list[tuple[Term, float]]) -> float | None:
@@ -225,15 +222,14 @@ class LexicalAligner:
     def _tokens(self, text: str) -> tuple[list[str], set[int]]:
         """The words of ``text`` (a hyphenated word WordNet does not know as its parts: "count-in" is
         "count in"), and the positions of owners among them."""
-        owners = _possessive_positions(text)
         tokens: list[str] = []
         owned: set[int] = set()
-        for at, token in enumerate(words(text)):
+        for token, owner in owned_words(text):
             if "-" in token and not any(self.wordnet.senses(token, pos, 1) for pos in "nvar"):
                 tokens += [part for part in token.split("-") if part]
             else:
                 tokens.append(token)
-            if at in owners:
+            if owner:
                 owned.add(len(tokens) - 1)
         return tokens, owned
 
