@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from marlin_agent.errors import ModelUnavailable
-from marlin_agent.library.embeddings import Embedder
+from marlin_agent.library.embeddings import Embedder, word_runs
 from tests.cli_runner import invoke
 
 
@@ -44,6 +44,35 @@ def test_meaning_is_closer_than_mere_words(embedder):
     query, near, far = embedder.embed(["when does the keeper stop the penalty",
                                        "the goalkeeper saves the spot kick", "a penalty notice is stuck to the car"])
     assert float(query @ near) > float(query @ far)
+
+
+def test_runs_of_words_are_counted_at_white_space_whatever_the_tokens():
+    assert word_runs("a blue square moves left", (2,)) == [(0, 2), (1, 3), (2, 4), (3, 5)]
+    assert word_runs("a blue square", (2, 3, 4)) == [(0, 2), (1, 3), (0, 3)]
+    assert word_runs("run", (2, 3)) == []
+
+
+def test_a_short_question_finds_its_run_of_words_inside_a_long_description(embedder):
+    description = "A blue square moves slowly from the left edge to the right edge of the frame."
+    query = embedder.embed(["the blue square"])[0]
+    (vectors,) = embedder.runs([description], (2, 3, 4))
+    assert vectors.shape == (1 + len(word_runs(description, (2, 3, 4))), 384)
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    assert np.allclose(vectors[0], embedder.embed([description])[0], atol=1e-5)  # first, the whole text
+    runs = word_runs(description, (2, 3, 4))
+    best = runs[int(np.argmax(vectors[1:] @ query))]
+    assert " ".join(description.split()[best[0]:best[1]]).lower().startswith(("a blue square", "blue square"))
+    assert float((vectors[1:] @ query).max()) > float(vectors[0] @ query)
+
+
+def test_a_description_is_read_once_for_all_its_runs_and_remembered(embedder, monkeypatch):
+    passes: list[list[str]] = []
+    real = embedder._forward
+    monkeypatch.setattr(embedder, "_forward", lambda session, texts: passes.append(texts) or real(session, texts))
+    first = embedder.runs(["a red circle appears at the top", "a blue square moves"], (2, 3))
+    again = embedder.runs(["a blue square moves", "a red circle appears at the top"], (2, 3))
+    assert passes == [["a red circle appears at the top", "a blue square moves"]]
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[1], first[0])
 
 
 def test_a_process_loads_a_model_once_and_again_only_when_its_file_changes(offline_models, tmp_path):

@@ -13,13 +13,15 @@ from marlin_agent.verification.signals import (
     entailment_evidence,
     overlap_credit,
     overlap_share,
-    phrases,
     regrounding_evidence,
-    similarity_score,
     spoken,
+    tighter_window,
+)
+from marlin_agent.verification.signals.similarity import (
+    run_sizes,
+    similarity_score,
     text_evidence,
     text_similarities,
-    tighter_window,
 )
 
 
@@ -42,27 +44,34 @@ def test_overlap_credit_starts_at_thirty_percent_and_is_full_at_sixty(start, cre
     assert overlap_credit((0.0, 10.0), row(start, 20.0)) == pytest.approx(credit)
 
 
-def test_a_query_is_also_compared_with_the_runs_of_words_about_its_length():
-    assert phrases("a blue square moves left", 2) == [
-        "a blue square moves left", "a", "blue", "square", "moves", "left", "a blue", "blue square", "square moves",
-        "moves left", "a blue square", "blue square moves", "square moves left", "a blue square moves",
-        "blue square moves left"]
-    assert phrases("run", 3) == ["run"]
+def test_a_query_is_compared_with_the_runs_of_words_about_its_length():
+    assert run_sizes(2) == (1, 2, 3, 4)
+    assert run_sizes(5) == (4, 5, 6, 7)
+    assert run_sizes(1) == (1, 2, 3)
 
 
-def test_each_text_scores_its_best_phrase():
+class _BagOfWords:
+    """A stand-in encoder: a text's vector is the sum of its words' (blue and square only)."""
+
     vocabulary = {"blue": [1.0, 0.0], "square": [0.0, 1.0]}
 
-    def embed(texts):
-        vectors = np.array([np.sum([vocabulary.get(w, [0.0, 0.0]) for w in t.split()], axis=0) for t in texts])
+    def embed(self, texts):
+        vectors = np.array([np.sum([self.vocabulary.get(w, [0.0, 0.0]) for w in t.split()], axis=0) for t in texts])
         return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-9)
 
-    query = np.array([1.0, 0.0])
-    assert text_similarities(embed, "blue", query, ["a blue square here", "square only"]) == pytest.approx([1.0, 0.0])
-    assert text_similarities(embed, "blue", query, []) == []
+    def runs(self, texts, sizes):
+        from marlin_agent.library.embeddings import word_runs
+
+        return [self.embed([text, *(" ".join(text.split()[a:b]) for a, b in word_runs(text, sizes))]) for text in texts]
 
 
-@pytest.mark.parametrize(("similarity", "score"), [(0.3, 0.0), (0.45, 0.0), (0.7, 0.5), (0.95, 1.0), (0.99, 1.0)])
+def test_each_text_scores_its_best_run_of_words():
+    scores = text_similarities(_BagOfWords(), "blue", ["a blue square here", "square only"])
+    assert scores == pytest.approx([1.0, 0.0])  # "blue" alone is a run of the first; the second has none
+    assert text_similarities(_BagOfWords(), "blue", []) == []
+
+
+@pytest.mark.parametrize(("similarity", "score"), [(0.3, 0.0), (0.37, 0.0), (0.61, 0.5), (0.85, 1.0), (0.99, 1.0)])
 def test_similarity_counts_from_the_floor_and_is_full_near_identity(similarity, score):
     assert similarity_score(similarity) == pytest.approx(score)
 

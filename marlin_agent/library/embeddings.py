@@ -5,11 +5,16 @@ rounding) from onnxruntime and tokenizers, which the library already needs for v
 A model is a folder with one ``.onnx`` file (``model.onnx`` or ``onnx/model.onnx`` first),
 ``tokenizer.json`` and ``config.json``; ``1_Pooling/config.json``, when present, says how
 token vectors become a sentence vector (mean of the tokens by default, as all-MiniLM does).
+
+Verification also compares a short question with the runs of words of a longer description
+("blue square" inside "a blue square moves from left to right"): ``runs`` pools those from
+the description's own token vectors, one pass per description rather than one per run.
 """
 
 from __future__ import annotations
 
 import json
+import re
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -29,6 +34,14 @@ _BATCH = 64
 # descriptions into the same runs of words for every candidate near them and every question about their
 # video; a long-lived process (the MCP server, the Python API) meets the same queries again.
 _REMEMBERED = 8192
+# Descriptions whose runs of words are kept (a few dozen vectors each).
+_RUNS_REMEMBERED = 512
+
+
+def word_runs(text: str, sizes: tuple[int, ...]) -> list[tuple[int, int]]:
+    """(first word, last word + 1) of every run of ``sizes`` consecutive words (split at white space)."""
+    count = len(text.split())
+    return list(dict.fromkeys((at, at + size) for size in sizes for at in range(0, count - size + 1)))
 
 
 def _onnx_file(folder: Path) -> Path | None:
@@ -53,6 +66,7 @@ class Embedder:
         self._file: Path | None = None
         self._stamp: tuple[int, int, int] | None = None
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._runs: OrderedDict[tuple[str, tuple[int, ...]], np.ndarray] = OrderedDict()
         self._memo_lock = threading.Lock()
 
     def folder(self) -> Path:
@@ -118,6 +132,47 @@ class Embedder:
                 self._memo.popitem(last=False)
         return np.stack([known[text] for text in texts])
 
+    def runs(self, texts: list[str], sizes: tuple[int, ...]) -> list[np.ndarray]:
+        """For each text, the vectors of the text and of each of its runs of ``sizes`` words (``word_runs``
+        order), the text's vector first. A run's vector is the mean of its tokens' vectors in one pass over
+        the whole text, so each word is read in its context; an export that pools for itself (or by its
+        first token) has no token vectors to pool, and its runs are embedded as texts of their own."""
+        keys = [(text, tuple(sizes)) for text in texts]
+        with self._memo_lock:
+            known = {key: self._runs[key] for key in dict.fromkeys(keys) if key in self._runs}
+        new = [key[0] for key in dict.fromkeys(keys) if key not in known]
+        if new:
+            known.update(((text, tuple(sizes)), vectors) for text, vectors in zip(new, self._pool_runs(new, sizes),
+                                                                                    strict=True))
+        with self._memo_lock:
+            for key in dict.fromkeys(keys):
+                self._runs[key] = known[key]
+                self._runs.move_to_end(key)
+            while len(self._runs) > _RUNS_REMEMBERED:
+                self._runs.popitem(last=False)
+        return [known[key] for key in keys]
+
+    def _pool_runs(self, texts: list[str], sizes: tuple[int, ...]) -> list[np.ndarray]:
+        session = self._load()
+        found = []
+        for at in range(0, len(texts), _BATCH):
+            batch = texts[at: at + _BATCH]
+            encoded, mask, tokens = self._forward(session, batch)
+            if tokens.ndim == 2 or self._cls:
+                found += [self.embed([text, *(" ".join(text.split()[a:b]) for a, b in word_runs(text, sizes))])
+                          for text in batch]
+                continue
+            for row, (text, encoding) in enumerate(zip(batch, encoded, strict=True)):
+                words = _token_words(text, encoding.offsets, encoding.special_tokens_mask)
+                pooled = [tokens[row][mask[row] == 1].mean(axis=0)]
+                for first, last in word_runs(text, sizes):
+                    chosen = (words >= first) & (words < last)
+                    pooled.append(tokens[row][chosen].mean(axis=0) if chosen.any() else pooled[0])
+                vectors = np.stack(pooled)
+                found.append((vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+                             .astype(np.float32))
+        return found
+
     def _embed_all(self, texts: list[str]) -> np.ndarray:
         session = self._load()
         # Batches of similar length pad less: sort, embed, and put the vectors back in order.
@@ -131,12 +186,17 @@ class Embedder:
             vectors[chosen] = batch
         return vectors
 
-    def _embed_batch(self, session, texts: list[str]) -> np.ndarray:
+    def _forward(self, session, texts: list[str]):
+        """(encodings, attention mask, the model's output: token vectors, or sentence vectors for an export
+        that pools for itself)."""
         encoded = self._tokenizer.encode_batch(texts)
         mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
         feeds = {"input_ids": np.array([e.ids for e in encoded], dtype=np.int64), "attention_mask": mask,
                  "token_type_ids": np.array([e.type_ids for e in encoded], dtype=np.int64)}
-        tokens = session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+        return encoded, mask, session.run(None, {k: v for k, v in feeds.items() if k in self._inputs})[0]
+
+    def _embed_batch(self, session, texts: list[str]) -> np.ndarray:
+        _, mask, tokens = self._forward(session, texts)
         if tokens.ndim == 2:  # an export that pools for itself
             pooled = tokens
         elif self._cls:
@@ -145,6 +205,20 @@ class Embedder:
             weights = mask[..., None].astype(np.float32)
             pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
         return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+
+
+def _token_words(text: str, offsets: list[tuple[int, int]], special: list[int]) -> np.ndarray:
+    """For each token, the index of the white-space word it was cut from (-1 for special and padding tokens)."""
+    ends = [match.end() for match in re.finditer(r"\S+", text)]
+    words = np.full(len(offsets), -1, dtype=np.int64)
+    at = 0
+    for index, ((start, end), is_special) in enumerate(zip(offsets, special, strict=True)):
+        if is_special or end <= start:
+            continue
+        while at < len(ends) - 1 and start >= ends[at]:
+            at += 1
+        words[index] = at
+    return words
 
 
 _shared: OrderedDict[tuple[str, str, str], Embedder] = OrderedDict()

@@ -86,7 +86,7 @@ class Toolbox:
         self.scope = list(video_ids) if video_ids is not None else None
         self.marlin_budget = marlin_budget
         # The embedder is the library's, reached when a signal first needs it.
-        self.verifier = Verifier(settings, lambda texts: self.library.embedder.embed(texts), judge)
+        self.verifier = Verifier(settings, lambda: self.library.embedder, judge)
         # Set by the planner from the question: a question about what is said is answered from speech.
         self.speech_question = False
         self.marlin_calls = 0

@@ -6,7 +6,7 @@ A signal is a class in a module of this package, registered with ``@signal``: it
 by itself, so adding one is its module and its weights, nothing else. Signals that need a
 model get it from the settings they are built with, and load it once per process.
 
-Below the registry: the helpers signals share (overlap, similarity, entailment evidence).
+Below the registry: the helpers signals share (overlap, entailment evidence).
 """
 
 from __future__ import annotations
@@ -24,7 +24,18 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import Entailment
 
-Embed = Callable[[list[str]], np.ndarray]
+
+class Encoder(Protocol):
+    """Sentence vectors (L2-normalised, so a dot product is the cosine): of whole texts, and of a text's runs
+    of words read in their context (see ``library.embeddings``)."""
+
+    def embed(self, texts: list[str]) -> np.ndarray: ...
+
+    def runs(self, texts: list[str], sizes: tuple[int, ...]) -> list[np.ndarray]: ...
+
+
+# The encoder, reached when a signal first needs it (a question answered from entailment alone loads none).
+Embed = Callable[[], Encoder]
 
 # Verbs that only ever mean speaking. Not "ask" or "call": a coach asks for a timeout with his hands.
 SPEECH_VERB = re.compile(
@@ -115,9 +126,7 @@ def signal_vetoes() -> dict[str, float]:
 def build_signals(settings: Settings, embed: Embed) -> list[Signal]:
     return [cls(settings, embed) for cls in registered()]
 
-# MiniLM cosine below which text is unrelated, and where it means a full match.
-_SIMILARITY_FLOOR = 0.45
-_SIMILARITY_FULL = 0.95
+
 # A row counts for a span when at least this share of the shorter of the two overlaps;
 # full credit from _FULL_OVERLAP on.
 _MIN_OVERLAP = 0.3
@@ -143,53 +152,10 @@ def overlap_share(span: tuple[float, float], other: tuple[float, float]) -> floa
     return inter / shortest if shortest > 0 else 0.0
 
 
-def phrases(text: str, query_words: int) -> list[str]:
-    """The text itself and its runs of words about as long as the query.
-
-    A short query ("the blue square") against a long caption event ("a blue square moves
-    from left to right") scores low as whole sentences (0.71 with MiniLM) although the
-    event says it; against the run "blue square" it scores 0.96.
-    """
-    words = text.split()
-    found = [text]
-    for size in range(max(1, query_words - 1), query_words + 3):
-        found += [" ".join(words[i:i + size]) for i in range(0, len(words) - size + 1)]
-    return list(dict.fromkeys(found))
-
-
-def text_similarities(embed, query: str, query_vector: np.ndarray, texts: list[str]) -> list[float]:
-    """For each text, the best cosine similarity of the query to the text or one of its phrases."""
-    if not texts:
-        return []
-    groups = [phrases(text, len(query.split())) for text in texts]
-    vectors = embed([phrase for group in groups for phrase in group])
-    scores = vectors @ query_vector
-    best, at = [], 0
-    for group in groups:
-        best.append(float(scores[at:at + len(group)].max()))
-        at += len(group)
-    return best
-
-
-def similarity_score(similarity: float) -> float:
-    return float(np.clip((similarity - _SIMILARITY_FLOOR) / (_SIMILARITY_FULL - _SIMILARITY_FLOOR), 0.0, 1.0))
-
-
 def overlap_credit(span: tuple[float, float], row: Timed) -> float:
     """0 for a row that hardly overlaps ``span``, rising to 1 when most of it does."""
     share = overlap_share(span, (row.start, row.end))
     return 0.0 if share < _MIN_OVERLAP else min(1.0, share / _FULL_OVERLAP)
-
-
-def text_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
-                  similarities: list[float]) -> Evidence | None:
-    """The best row of ``kind`` overlapping ``span``, scored by embedding similarity × overlap."""
-    best = None
-    for row, similarity in zip(rows, similarities, strict=True):
-        score = similarity_score(similarity) * overlap_credit(span, row)
-        if overlap_credit(span, row) > 0 and (best is None or score > best.score):
-            best = Evidence(kind=kind, text=row.text, start=row.start, end=row.end, score=round(score, 3))
-    return best
 
 
 def entailment_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
