@@ -192,6 +192,8 @@ class TraceStep(Record):
     detail: str
     marlin_calls: int = 0
     seconds: float = 0.0
+    marlin_seconds: float = Field(0.0, description="Of ``seconds``, the time spent waiting for Marlin's answers; "
+                                                   "the rest is the agent's own work.")
 
 
 class Relation(Record):

@@ -159,3 +159,23 @@ def test_a_span_the_index_covers_is_read_from_it_and_fresh_asks_marlin_again(two
     assert stored.fresh is False and calls_for_stored == 0 and stored.scenes
     assert [(e.start, e.end) for e in stored.events if "red square" in e.text] == [(4.0, 11.0)]
     assert fresh.fresh is True and simulator.state.calls and fresh.events
+
+
+def test_a_verify_step_says_how_long_it_waited_for_marlin_and_the_rest_is_the_agents_own(two_shapes, library_env,
+                                                                                         simulator):
+    async def verify_slowly():
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(two_shapes)], settings) as (library, client, report):
+            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            simulator.state.latency = 0.4  # each answer takes at least this long
+            try:
+                return await tools.verify_span(report.videos[0].id, "the red square appears", 4.0, 11.0), tools.trace
+            finally:
+                simulator.state.latency = 0.0
+
+    checked, checked_trace = asyncio.run(verify_slowly())
+    calls = checked.cost.marlin_calls
+    assert calls >= 1  # captioned afresh
+    assert calls * 0.4 <= checked.cost.marlin_seconds < checked.cost.seconds
+    step = next(s for s in reversed(checked_trace) if s.step == "verify")
+    assert (step.marlin_seconds, step.seconds) == (checked.cost.marlin_seconds, checked.cost.seconds)

@@ -11,6 +11,7 @@ from marlin_agent.library.records import SearchHit
 class Cost(Record):
     marlin_calls: int = 0
     seconds: float = 0.0
+    marlin_seconds: float = Field(0.0, description="Of ``seconds``, the time spent waiting for Marlin's answers.")
 
 
 class VideoEntry(Record):

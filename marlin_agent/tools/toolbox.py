@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Callable
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -60,8 +61,30 @@ class UnknownVideo(InputError):
 
 @dataclass
 class _Meter:
+    """What one step spent: Marlin calls, and the time any of them was awaited (calls side by side count once)."""
+
     calls: int = 0
     started: float = field(default_factory=time.monotonic)
+    marlin_seconds: float = 0.0
+    _waiting: int = 0
+    _since: float = 0.0
+
+    @asynccontextmanager
+    async def waiting(self):
+        if not self._waiting:
+            self._since = time.monotonic()
+        self._waiting += 1
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            if not self._waiting:
+                self.marlin_seconds += time.monotonic() - self._since
+
+    def add(self, cost: Cost) -> None:
+        """A step taken inside this one (a fresh caption inside a verification)."""
+        self.calls += cost.marlin_calls
+        self.marlin_seconds += cost.marlin_seconds
 
 
 def _overlapping(rows: list[Segment], start: float, end: float, slack: float = 0.0) -> list[Segment]:
@@ -108,8 +131,10 @@ class Toolbox:
         self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=calls, seconds=seconds))
 
     def _done(self, step: str, detail: str, meter: _Meter) -> Cost:
-        cost = Cost(marlin_calls=meter.calls, seconds=round(time.monotonic() - meter.started, 3))
-        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls, seconds=cost.seconds))
+        cost = Cost(marlin_calls=meter.calls, seconds=round(time.monotonic() - meter.started, 3),
+                    marlin_seconds=round(meter.marlin_seconds, 3))
+        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls, seconds=cost.seconds,
+                                    marlin_seconds=cost.marlin_seconds))
         return cost
 
     def _spend(self, meter: _Meter) -> None:
@@ -148,7 +173,8 @@ class Toolbox:
 
         async def metered(clip: StagedClip):
             self._spend(meter)
-            return await ask(clip)
+            async with meter.waiting():
+                return await ask(clip)
 
         try:
             answers, failures = await ChunkRunner(video, self.settings, self.client).run(chunks, metered)
@@ -424,7 +450,7 @@ class Toolbox:
                 raise
             self.note("verify", f"not captioned afresh: {exc.message}")
             return None
-        meter.calls += described.cost.marlin_calls
+        meter.add(described.cost)
         return described
 
     async def clip(self, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
