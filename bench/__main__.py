@@ -242,7 +242,8 @@ def render(results: dict) -> str:
               f["entailment_ms_per_candidate"], f.get("lexical_ms_per_candidate", "—"), f["calls_per_candidate"],
               f"{f['calls_per_question_mean']} / {f['calls_per_question_max']}"]],
             "Each pair runs alone at its own length (the test model's export was fixed at 160 tokens a pair; "
-            "onnx_session frees that length): 8 pairs took 609 ms before #27 and about a fifth of that now. "
+            "onnx_session frees that length), one thread each, as many pairs at once as there are cores: 8 "
+            "pairs took 609 ms before #27, about 160 ms one at a time, about 105 ms two at a time. "
             "The first candidate of a question scores every event of the video (for `best_match`); later ones "
             "reuse those pairs. Similarity was once the largest part of the reading (MiniLM over every run of "
             "words of every description near the span, each embedded as a text of its own: 140 ms a step); it "

@@ -33,8 +33,9 @@ from marlin_agent.verification.verifier import Verifier
 def _entailment_alone(model_dir: Path, annotations: dict, rounds: int = 20) -> float:
     """Milliseconds for one candidate's pairs (8 premises against one event), nothing remembered.
 
-    Each pair runs alone at its own length (about 20-30 tokens here); the test model's export was
-    fixed at 160 tokens a pair until the session freed that length (onnx_session)."""
+    Each pair runs alone at its own length (about 20-30 tokens here), one thread each, as many at once
+    as there are cores; the test model's export was fixed at 160 tokens a pair until the session freed
+    that length (onnx_session)."""
     entry = next(iter(annotations.values()))
     premises = [f"premise {n}: {q}" for n, q in enumerate(entry["queries"][:8])]
     model = EntailmentModel(model_dir)

@@ -18,6 +18,7 @@ cache the error says so at once.
 from __future__ import annotations
 
 import json
+import os
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -31,6 +32,10 @@ from marlin_agent.model_store import file_stamp, resolve_model
 from marlin_agent.onnx_session import open_session, original_length
 
 _CACHE_PAIRS = 4096
+# Pairs are short (20-40 tokens), too short for two threads to share one well: one thread each, as many
+# pairs at once as there are cores, is faster (8 pairs: about 105 ms against 157 on two cores). Each pair
+# still runs alone, so its score never depends on the others.
+_PAIRS_AT_ONCE = max(1, min(4, os.cpu_count() or 1))
 _MAX_TOKENS = 512  # DeBERTa-v3's trained length, for an export that names none
 
 
@@ -82,7 +87,8 @@ class EntailmentModel:
                     raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
                                            hint="Use an NLI model (labels entailment / contradiction / neutral).")
                 self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
-                session = open_session(files[0], self.graphs, what="verification model")
+                session = open_session(files[0], self.graphs, threads=1 if _PAIRS_AT_ONCE > 1 else 2,
+                                       what="verification model")
                 self._file, self._stamp = files[0], file_stamp(files[0])
                 self._inputs = {i.name for i in session.get_inputs()}
                 length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
@@ -112,10 +118,37 @@ class EntailmentModel:
         return Entailment(entailment=float(probs[self._entail]),
                           contradiction=float(probs[self._contradict]) if self._contradict is not None else 0.0)
 
+    def _run_all(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
+        """Every pair, alone, on as many threads at once as there are cores. The threads are this call's own
+        (daemons, joined before it returns): no pool outlives a call, so a forked or exiting process has
+        nothing to wait for."""
+        workers = min(_PAIRS_AT_ONCE, len(pairs))
+        if workers < 2:
+            return [self._run(pair) for pair in pairs]
+        self._load()  # once, before the threads
+        scored: list[Entailment | None] = [None] * len(pairs)
+        failures: list[BaseException] = []
+
+        def work(first: int) -> None:
+            try:
+                for at in range(first, len(pairs), workers):
+                    scored[at] = self._run(pairs[at])
+            except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+                failures.append(exc)
+
+        threads = [threading.Thread(target=work, args=(n,), daemon=True, name="entailment") for n in range(workers)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        if failures:
+            raise failures[0]
+        return scored  # type: ignore[return-value]
+
     def score(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
         """(premise, hypothesis) pairs → how far each premise entails / contradicts its hypothesis."""
-        for pair in dict.fromkeys(pair for pair in pairs if pair not in self._memo):
-            self._memo[pair] = self._run(pair)
+        todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
+        self._memo.update(zip(todo, self._run_all(todo), strict=True))
         found = [self._memo[pair] for pair in pairs]
         while len(self._memo) > _CACHE_PAIRS:
             self._memo.popitem(last=False)
