@@ -125,6 +125,7 @@ class WordNet:
         self.synset = lru_cache(maxsize=65536)(self._synset)
         self.lookup = lru_cache(maxsize=65536)(self._lookup)
         self.depth = lru_cache(maxsize=65536)(self._depth)
+        self._forms = lru_cache(maxsize=65536)(self._base_forms)
 
     def _map(self, name: str) -> mmap.mmap:
         with self._lock:
@@ -197,13 +198,16 @@ class WordNet:
 
     def base_forms(self, word: str, pos: str) -> list[str]:
         """The dictionary forms of an inflected ``word`` as ``pos`` that WordNet knows (morphy)."""
+        return list(self._forms(word, pos))
+
+    def _base_forms(self, word: str, pos: str) -> tuple[str, ...]:
         word = word.lower().replace(" ", "_")
         forms = list(self._exception_forms(pos).get(word, ()))
         forms.append(word)
         for suffix, ending in _SUFFIXES[pos]:
             if word.endswith(suffix) and len(word) > len(suffix) + 1:
                 forms.append(word[: len(word) - len(suffix)] + ending)
-        return [form for form in dict.fromkeys(forms) if self.lookup(form, pos)]
+        return tuple(form for form in dict.fromkeys(forms) if self.lookup(form, pos))
 
     def senses(self, word: str, pos: str, limit: int | None = None) -> list[str]:
         """Synset ids for ``word`` as ``pos`` (any inflection), most frequent first."""

@@ -156,8 +156,13 @@ def owned_words(text: str) -> list[tuple[str, bool]]:
             for token in re.findall(r"n't|[a-z0-9]+(?:[-'][a-z0-9]+)*", lowered)]
 
 
+@lru_cache(maxsize=8192)
+def _words(text: str) -> tuple[str, ...]:
+    return tuple(word for word, _ in owned_words(text))
+
+
 def words(text: str) -> list[str]:
-    return [word for word, _ in owned_words(text)]
+    return list(_words(text))
 
 
 def _act(credits: list[tuple[Term, float]]) -> float | None:
@@ -200,6 +205,7 @@ class LexicalAligner:
         self.align = lru_cache(maxsize=16384)(self._align)
         self._relations: dict[tuple[str, str], tuple[float, str | None]] = {}
         self._reaches: dict[str, frozenset[str]] = {}
+        self._kinds: dict[str, frozenset[tuple[str, int]]] = {}
         self._ancestors = lru_cache(maxsize=65536)(self._ancestors_uncached)
         self._links = lru_cache(maxsize=262144)(self._links_uncached)
 
@@ -466,17 +472,21 @@ class LexicalAligner:
         for term in asked_terms:
             if term.weight < 0.5 or any(relations[(term, other)][0] > 0 for other in said_terms):
                 continue
-            kinds = {(pos, self.wordnet.synset(s).lexname) for pos, ids in term.senses.items() if pos == "n"
-                     for s in ids[:_CONFLICT_SENSES]} & _THING_KINDS
+            kinds = self._thing_kinds(term) & _THING_KINDS
             for other in said_terms:
                 if other in used or other.weight < 0.5:
                     continue
-                theirs = {(pos, self.wordnet.synset(s).lexname) for pos, ids in other.senses.items() if pos == "n"
-                          for s in ids[:_CONFLICT_SENSES]}
-                if kinds & theirs:
+                if kinds & self._thing_kinds(other):
                     swaps.append((term.text, other.text))
                     break
         return swaps
+
+    def _thing_kinds(self, term: Term) -> frozenset[tuple[str, int]]:
+        """The lexicographer files of a term's commonest noun senses (what kind of thing it names)."""
+        if term.key not in self._kinds:
+            self._kinds[term.key] = frozenset(("n", self.wordnet.synset(s).lexname)
+                                              for s in term.senses.get("n", ())[:_CONFLICT_SENSES])
+        return self._kinds[term.key]
 
 
 @signal
@@ -546,7 +556,8 @@ class Lexical:
                                   score=alignment.action))
         if alignment.support == 0 and alignment.missing:
             found.append(Evidence(kind="lexical_none", text=why, start=row.start, end=row.end, score=1.0))
-        elsewhere = self._best(texts.asked, [r for r in texts.events if r not in here], texts.about_speech)
+        mine_rows = {id(r) for r in here}  # by identity: rows are compared field by field otherwise
+        elsewhere = self._best(texts.asked, [r for r in texts.events if id(r) not in mine_rows], texts.about_speech)
         mine = alignment.support - alignment.conflict
         theirs = elsewhere[0].support - elsewhere[0].conflict if elsewhere else 0.0
         rival = (f'best elsewhere: "{elsewhere[1].text}" at {elsewhere[1].start:.1f}–{elsewhere[1].end:.1f} s'
