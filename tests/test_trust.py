@@ -179,3 +179,21 @@ def test_a_verify_step_says_how_long_it_waited_for_marlin_and_the_rest_is_the_ag
     assert calls * 0.4 <= checked.cost.marlin_seconds < checked.cost.seconds
     step = next(s for s in reversed(checked_trace) if s.step == "verify")
     assert (step.marlin_seconds, step.seconds) == (checked.cost.marlin_seconds, checked.cost.seconds)
+
+
+def test_grounding_again_and_captioning_afresh_wait_for_marlin_side_by_side(two_shapes, library_env, simulator):
+    async def verify_slowly():
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(two_shapes)], settings) as (library, client, report):
+            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            simulator.state.latency = 1.0
+            try:
+                return await tools.verify_span(report.videos[0].id, "the red square appears", 4.0, 11.0,
+                                               reground=True)
+            finally:
+                simulator.state.latency = 0.0
+
+    checked = asyncio.run(verify_slowly())
+    assert checked.cost.marlin_calls == 2
+    assert 1.0 <= checked.cost.marlin_seconds < 1.9  # one after the other would wait two seconds at least
+    assert {e.kind for e in checked.moment.evidence} >= {"regrounding", "fresh_caption"}

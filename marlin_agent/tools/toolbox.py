@@ -66,6 +66,8 @@ class _Meter:
     calls: int = 0
     started: float = field(default_factory=time.monotonic)
     marlin_seconds: float = 0.0
+    # The step this one is taken inside (a fresh caption inside a verification): its waits are that step's too.
+    parent: _Meter | None = None
     _waiting: int = 0
     _since: float = 0.0
 
@@ -75,16 +77,27 @@ class _Meter:
             self._since = time.monotonic()
         self._waiting += 1
         try:
-            yield
+            if self.parent is not None:
+                async with self.parent.waiting():
+                    yield
+            else:
+                yield
         finally:
             self._waiting -= 1
             if not self._waiting:
                 self.marlin_seconds += time.monotonic() - self._since
 
-    def add(self, cost: Cost) -> None:
-        """A step taken inside this one (a fresh caption inside a verification)."""
-        self.calls += cost.marlin_calls
-        self.marlin_seconds += cost.marlin_seconds
+
+async def _side_by_side(*steps: Awaitable) -> list:
+    """Await the steps together; when one fails, the others are stopped before the failure is raised."""
+    tasks = [asyncio.ensure_future(step) for step in steps]
+    try:
+        return await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
 
 
 def _overlapping(rows: list[Segment], start: float, end: float, slack: float = 0.0) -> list[Segment]:
@@ -136,6 +149,10 @@ class Toolbox:
         self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls, seconds=cost.seconds,
                                     marlin_seconds=cost.marlin_seconds))
         return cost
+
+    def _room_for(self, calls: int) -> bool:
+        """Whether the question's budget has this many Marlin calls left."""
+        return self.marlin_budget is None or self.marlin_budget - self.marlin_calls >= calls
 
     def _spend(self, meter: _Meter) -> None:
         if self.marlin_budget is not None and self.marlin_calls >= self.marlin_budget:
@@ -246,7 +263,12 @@ class Toolbox:
             end: Seconds from the start of the video.
             fresh: Ask Marlin now even when the index covers the span (a second, differently worded reading).
         """
-        meter = _Meter()
+        return await self._caption(video_id, start, end, fresh)
+
+    async def _caption(self, video_id: str, start: float, end: float, fresh: bool = False,
+                       inside: _Meter | None = None) -> SpanCaption:
+        """``caption``; ``inside``: the step this caption is taken for, which waits for Marlin with it."""
+        meter = _Meter(parent=inside)
         ref = await self._ref(video_id)
         if not fresh:
             scenes = _overlapping(await self._read_segments(video_id, "scene"), start, end)
@@ -379,21 +401,25 @@ class Toolbox:
                     "planner": f"the planner reported {clock(start)}–{clock(end)} after verifying another event "
                                "there; verified again for the event asked"}[proposed_by]
         evidence = [Evidence(kind="grounding", text=proposal, start=start, end=end, score=1.0)]
-        # Out of budget, verification still reads the free signals and keeps the moment: a
-        # run cut short must not lose what it found. The next Marlin call stops the run.
-        budget_spent = False
-        if self.settings.verify.reground if reground is None else reground:
-            budget_spent = await self._reground(video, event, span, shown, meter, evidence)
-        elif proposed_by == "grounding":
+        again = self.settings.verify.reground if reground is None else reground
+        afresh = ((self.settings.verify.fresh_caption or self.verifier.judge is not None)
+                  # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
+                  and not self.speech_question)
+        if again and afresh and self._room_for(2):
+            # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
+            _, fresh = await _side_by_side(self._reground(video, event, span, shown, meter, evidence),
+                                           self._fresh_caption(video_id, span, video.duration, meter))
+        else:
+            # Out of budget, verification still reads the free signals and keeps the moment: a
+            # run cut short must not lose what it found. The next Marlin call stops the run.
+            budget_spent = again and await self._reground(video, event, span, shown, meter, evidence)
+            fresh = await self._fresh_caption(video_id, span, video.duration, meter) \
+                if afresh and not budget_spent else None
+        if not again and proposed_by == "grounding":
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
             # stated so that candidates proposed by find and by captions are weighed alike.
             evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
                                      score=1.0))
-        fresh = None
-        # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
-        if ((self.settings.verify.fresh_caption or self.verifier.judge is not None) and not budget_spent
-                and not self.speech_question):
-            fresh = await self._fresh_caption(video_id, span, video.duration, meter)
         texts = await self.span_texts(video_id, event, span, fresh)
         evidence += await asyncio.to_thread(self.verifier.read, texts)
         if self.verifier.judge is not None and fresh is not None:
@@ -444,13 +470,13 @@ class Toolbox:
         """Marlin's caption of the span alone (a second reading, worded anew); None when it cannot be had."""
         lo, hi = max(0.0, span[0] - _FRESH_PAD), min(duration, span[1] + _FRESH_PAD)
         try:
-            described = await self.caption(video_id, lo, hi, fresh=True)
+            described = await self._caption(video_id, lo, hi, fresh=True, inside=meter)
         except MarlinAgentError as exc:  # a spent budget included: the free evidence is still read
             if exc.stops_run:
                 raise
             self.note("verify", f"not captioned afresh: {exc.message}")
             return None
-        meter.add(described.cost)
+        meter.calls += described.cost.marlin_calls
         return described
 
     async def clip(self, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
