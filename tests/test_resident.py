@@ -114,10 +114,13 @@ def test_ctrl_c_reaches_the_command_and_a_killed_caller_ends_it(resident_env, cl
         env = {**resident_env, "MARLIN_BASE_URL": slow.base_url}
         _started_resident(env, clips)  # another server is another environment: its own resident
         for stop, expected in ((signal.SIGINT, 130), (signal.SIGKILL, None)):
+            asked = slow.state.received
             caller = subprocess.Popen([sys.executable, "-m", "marlin_agent", "caption", str(clips / "clip0.mp4"),
                                        "--json"], env=env, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-            time.sleep(4)
-            assert caller.poll() is None
+            deadline = time.monotonic() + 60
+            while slow.state.received == asked and time.monotonic() < deadline:  # the command is waiting on Marlin
+                time.sleep(0.1)
+            assert caller.poll() is None and slow.state.received > asked
             caller.send_signal(stop)
             assert caller.wait(timeout=30) == (expected if expected is not None else -signal.SIGKILL)
             caller.communicate()
