@@ -68,6 +68,7 @@ class Embedder:
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._runs: OrderedDict[tuple[str, tuple[int, ...]], np.ndarray] = OrderedDict()
         self._memo_lock = threading.Lock()
+        self._runs_lock = threading.Lock()
 
     def folder(self) -> Path:
         return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
@@ -138,13 +139,14 @@ class Embedder:
         the whole text, so each word is read in its context; an export that pools for itself (or by its
         first token) has no token vectors to pool, and its runs are embedded as texts of their own."""
         keys = [(text, tuple(sizes)) for text in texts]
-        with self._memo_lock:
+        # One caller at a time: candidates verified side by side share most descriptions, and each pass uses
+        # every core already, so waiting for the other caller's vectors beats computing them again.
+        with self._runs_lock:
             known = {key: self._runs[key] for key in dict.fromkeys(keys) if key in self._runs}
-        new = [key[0] for key in dict.fromkeys(keys) if key not in known]
-        if new:
-            known.update(((text, tuple(sizes)), vectors) for text, vectors in zip(new, self._pool_runs(new, sizes),
-                                                                                    strict=True))
-        with self._memo_lock:
+            new = [key[0] for key in dict.fromkeys(keys) if key not in known]
+            if new:
+                known.update(((text, tuple(sizes)), vectors)
+                             for text, vectors in zip(new, self._pool_runs(new, sizes), strict=True))
             for key in dict.fromkeys(keys):
                 self._runs[key] = known[key]
                 self._runs.move_to_end(key)
@@ -153,24 +155,23 @@ class Embedder:
         return [known[key] for key in keys]
 
     def _pool_runs(self, texts: list[str], sizes: tuple[int, ...]) -> list[np.ndarray]:
+        """One pass per text, alone: the int8 exports quantise a batch with one scale, so a text's vectors
+        would otherwise depend on the texts it happened to be batched with (and an answer on timing)."""
         session = self._load()
         found = []
-        for at in range(0, len(texts), _BATCH):
-            batch = texts[at: at + _BATCH]
-            encoded, mask, tokens = self._forward(session, batch)
+        for text in texts:
+            (encoding,), mask, tokens = self._forward(session, [text])
             if tokens.ndim == 2 or self._cls:
-                found += [self.embed([text, *(" ".join(text.split()[a:b]) for a, b in word_runs(text, sizes))])
-                          for text in batch]
+                found.append(self.embed([text, *(" ".join(text.split()[a:b]) for a, b in word_runs(text, sizes))]))
                 continue
-            for row, (text, encoding) in enumerate(zip(batch, encoded, strict=True)):
-                words = _token_words(text, encoding.offsets, encoding.special_tokens_mask)
-                pooled = [tokens[row][mask[row] == 1].mean(axis=0)]
-                for first, last in word_runs(text, sizes):
-                    chosen = (words >= first) & (words < last)
-                    pooled.append(tokens[row][chosen].mean(axis=0) if chosen.any() else pooled[0])
-                vectors = np.stack(pooled)
-                found.append((vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
-                             .astype(np.float32))
+            words = _token_words(text, encoding.offsets, encoding.special_tokens_mask)
+            pooled = [tokens[0][mask[0] == 1].mean(axis=0)]
+            for first, last in word_runs(text, sizes):
+                chosen = (words >= first) & (words < last)
+                pooled.append(tokens[0][chosen].mean(axis=0) if chosen.any() else pooled[0])
+            vectors = np.stack(pooled)
+            found.append((vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
+                         .astype(np.float32))
         return found
 
     def _embed_all(self, texts: list[str]) -> np.ndarray:

@@ -63,6 +63,7 @@ class EntailmentModel:
         self.graphs = graphs
         self._session = None
         self._lock = threading.Lock()
+        self._scoring = threading.Lock()
         self._memo: OrderedDict[tuple[str, str], Entailment] = OrderedDict()
         self._file: Path | None = None
         self._stamp: tuple[int, int, int] | None = None
@@ -147,12 +148,15 @@ class EntailmentModel:
 
     def score(self, pairs: list[tuple[str, str]]) -> list[Entailment]:
         """(premise, hypothesis) pairs → how far each premise entails / contradicts its hypothesis."""
-        todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
-        self._memo.update(zip(todo, self._run_all(todo), strict=True))
-        found = [self._memo[pair] for pair in pairs]
-        while len(self._memo) > _CACHE_PAIRS:
-            self._memo.popitem(last=False)
-        return found
+        # One caller at a time: candidates verified side by side ask about the same events of their video,
+        # and each call uses every core already, so waiting for the other's scores beats computing them again.
+        with self._scoring:
+            todo = list(dict.fromkeys(pair for pair in pairs if pair not in self._memo))
+            self._memo.update(zip(todo, self._run_all(todo), strict=True))
+            found = [self._memo[pair] for pair in pairs]
+            while len(self._memo) > _CACHE_PAIRS:
+                self._memo.popitem(last=False)
+            return found
 
 
 _loaded: OrderedDict[str, EntailmentModel] = OrderedDict()
