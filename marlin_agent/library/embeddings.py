@@ -169,9 +169,7 @@ class Embedder:
             for first, last in word_runs(text, sizes):
                 chosen = (words >= first) & (words < last)
                 pooled.append(tokens[0][chosen].mean(axis=0) if chosen.any() else pooled[0])
-            vectors = np.stack(pooled)
-            found.append((vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12))
-                         .astype(np.float32))
+            found.append(_unit(np.stack(pooled)))
         return found
 
     def _embed_all(self, texts: list[str]) -> np.ndarray:
@@ -205,7 +203,12 @@ class Embedder:
         else:  # the mean of the real (unpadded) tokens
             weights = mask[..., None].astype(np.float32)
             pooled = (tokens * weights).sum(axis=1) / np.maximum(weights.sum(axis=1), 1e-9)
-        return (pooled / np.maximum(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12)).astype(np.float32)
+        return _unit(pooled)
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    """Rows scaled to length 1 (a dot product is then the cosine), as float32."""
+    return (vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)).astype(np.float32)
 
 
 def _token_words(text: str, offsets: list[tuple[int, int]], special: list[int]) -> np.ndarray:
