@@ -171,3 +171,25 @@ def test_questions_about_what_is_said_are_told_from_questions_about_what_is_seen
     from marlin_agent.verification.verifier import about_speech
 
     assert about_speech(question) is said
+
+
+def test_marlins_own_caption_checked_again_is_not_vetoed_by_another_wording_of_the_same_moment(aligner, tmp_path):
+    from marlin_agent.config import load_settings
+    from marlin_agent.verification.signals.lexical import Lexical
+
+    settings = load_settings({"verify.wordnet": str(aligner.wordnet.folder)}, env={"MARLIN_HOME": str(tmp_path)})
+    signal = Lexical(settings, embed=None)
+
+    def read(asked: str, indexed: str, fresh: str) -> dict:
+        return {e.kind: e for e in signal.read(SpanTexts(event=asked, span=(4.0, 12.0),
+                                                         events=[Event(start=4.0, end=12.0, text=indexed)],
+                                                         fresh=[Event(start=4.0, end=12.0, text=fresh)]))}
+
+    # "What happens before ...": the agent verifies the caption the index holds for the moment before.
+    caption = "The lift truck pulls backwards into the main gangway, carrying nothing."
+    own = read(caption, caption, "A yellow forklift reverses out of the aisle with an empty fork.")
+    assert own["lexical"].score == 1.0 and own["lexical_conflict"].score <= 0.6  # weighs against, no veto
+    assert "forklift, not truck" in own["lexical"].text
+    # A question asked in other words is still denied by any wording of the moment.
+    asked = read("the garage door opens", "The garage door opens slowly.", "The garage door closes.")
+    assert asked["lexical_conflict"].score == 1.0 and "closes, not opens (antonym)" in asked["lexical"].text

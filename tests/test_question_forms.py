@@ -161,3 +161,63 @@ def test_a_count_that_outruns_the_marlin_budget_answers_from_what_was_verified_a
                              planner_model=ScriptedPlanner(["circle"]).model()))
     assert answer.form == "count" and answer.incomplete and "budget of 6 Marlin calls" in answer.incomplete
     assert answer.count == len(answer.moments) and answer.usage.marlin_calls <= 6
+
+
+class _Chunked:
+    """A toolbox over one 110 s video captioned in two chunks (0-55, 55-110) where "two riders break away"
+    (48-63 s) was told twice, cut at the chunk edge; grounding again in a window around a cut row finds the
+    whole event. Every span verifies."""
+
+    def __init__(self) -> None:
+        from types import SimpleNamespace
+
+        from marlin_agent.domain import VideoRef
+        from marlin_agent.library.records import Segment, chunk_id
+
+        self.video = VideoRef(id="v", path="/footage/race.mp4", title="race")
+        rows = [(0.0, 55.0, 22.0, 30.0, "a rider in green crashes on the bend"),
+                (0.0, 55.0, 48.2, 54.8, "two racers break away from the group"),
+                (55.0, 110.0, 55.0, 63.2, "two riders attack off the front"),
+                (55.0, 110.0, 72.0, 80.0, "a team car hands a rider a bottle")]
+        segments = [Segment(id=f"e{n}", video_id="v", chunk_id=chunk_id("v", lo, hi), kind="event", start=s, end=e,
+                            text=text) for n, (lo, hi, s, e, text) in enumerate(rows)]
+        self.library = SimpleNamespace(segments=lambda video_id, kind: segments)
+        self.verifier = SimpleNamespace(threshold=0.5)
+        self.trace, self.marlin_calls, self.marlin_budget = [], 0, None
+        self.regrounded: list[tuple[float, float]] = []
+        self.verified: list[tuple[str, float, float]] = []
+
+    def note(self, step: str, detail: str) -> None:
+        pass
+
+    async def whole_span(self, video_id, event, found):
+        cut = found.end >= found.window_end - 1.0 or found.start <= found.window_start + 1.0
+        if found.window_start == 0.0 and found.start > 40 or found.window_start == 55.0 and found.start < 60:
+            assert cut  # the two pieces of the break-away touch the chunk edge
+            self.regrounded.append((found.start, found.end))
+            return found.model_copy(update={"start": 48.0, "end": 63.0})
+        return found
+
+    async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None):
+        from types import SimpleNamespace
+
+        from marlin_agent.domain import Moment
+
+        self.verified.append((event, start, end))
+        return SimpleNamespace(moment=Moment(video=self.video, start=start, end=end, confidence=0.9, evidence=[]))
+
+    async def find(self, event: str, exhaustive: bool):
+        from marlin_agent.domain import Moment
+
+        return [Moment(video=self.video, start=22.0, end=30.0, confidence=0.9, evidence=[])]
+
+
+def test_what_happens_after_an_event_is_the_next_one_whole_when_the_index_cut_it_at_a_chunk_edge():
+    from marlin_agent.planners.operators import FormAnswerer
+
+    tools = _Chunked()
+    answer = asyncio.run(FormAnswerer(tools, tools.find, ["v"]).answer(
+        "what happens after a rider in green crashes?", read_question("what happens after a rider in green crashes?")))
+    assert [(m.start, m.end) for m in answer.moments] == [(48.0, 63.0), (72.0, 80.0)]
+    assert tools.regrounded == [(48.2, 54.8)]  # its other piece is not grounded, verified or listed again
+    assert [span for _, *span in tools.verified] == [[48.0, 63.0], [72.0, 80.0]]

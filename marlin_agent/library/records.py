@@ -134,3 +134,9 @@ class Segment(Record):
 
 def chunk_id(video_id: str, start: float, end: float) -> str:
     return f"{video_id}:{start:.3f}-{end:.3f}"
+
+
+def chunk_window(segment_chunk_id: str) -> tuple[float, float]:
+    """The window (seconds) a chunk's caption was told in, read back from its id."""
+    start, _, end = segment_chunk_id.rpartition(":")[2].partition("-")
+    return float(start), float(end)

@@ -15,11 +15,13 @@ import time
 from collections.abc import Awaitable, Callable
 
 from marlin_agent.clock import clock
-from marlin_agent.domain import Answer, Moment, Relation, Usage
+from marlin_agent.domain import Answer, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
+from marlin_agent.library.records import chunk_window
 from marlin_agent.planners.conclude import decide, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import Toolbox
+from marlin_agent.tools.results import GroundedSpan
 from marlin_agent.verification.signals import iou
 
 # find(event, exhaustive) -> every candidate moment checked for ``event`` (verified or not).
@@ -51,6 +53,12 @@ def in_order(moments: list[Moment]) -> list[Moment]:
     """Time order within a video; videos by path (a folder has no one clock, so the order must at
     least be the same every time)."""
     return sorted(moments, key=lambda m: (m.video.path, m.video.id, m.start))
+
+
+def _inside(piece: tuple[float, float], whole: tuple[float, float]) -> bool:
+    """Does ``whole`` hold most of ``piece``?"""
+    overlap = min(piece[1], whole[1]) - max(piece[0], whole[0])
+    return overlap >= 0.5 * (piece[1] - piece[0])
 
 
 def _times(moments: list[Moment]) -> str:
@@ -167,33 +175,47 @@ class FormAnswerer:
         return f'"{said}"' if said else "a moment"
 
     async def _neighbours(self, form: str, anchor: Moment, anchor_end: Moment | None) -> list[Moment]:
-        """The video's indexed events on ``form``'s side of the anchor, nearest first, each verified."""
-        rows = await asyncio.to_thread(self.tools.library.segments, anchor.video.id, "event")
-        seen: list[tuple[float, float]] = []
-        candidates = []
-        for row in sorted(rows, key=lambda r: abs(self._gap(Moment(video=anchor.video, start=r.start,
-                                                                     end=r.end, confidence=0, evidence=[]),
-                                                              "before" if form == "before" else "after", anchor))):
-            probe = Moment(video=anchor.video, start=row.start, end=row.end, confidence=0, evidence=[])
-            if not self._on_side(probe, form, anchor, anchor_end):
-                continue
-            if any(iou((row.start, row.end), span) > 0.5 for span in seen):
-                continue  # the same event as told by a neighbouring chunk's caption
-            seen.append((row.start, row.end))
-            candidates.append(row)
-            if len(candidates) == NEIGHBOURS:
+        """The video's indexed events on ``form``'s side of the anchor, nearest first, each whole and verified.
+
+        An event the index caption cut at its chunk's edge (two rows, one per chunk) is grounded again
+        in a window that holds it whole, and its other piece is not a neighbour of its own."""
+        video = anchor.video
+        rows = await asyncio.to_thread(self.tools.library.segments, video.id, "event")
+        side = "before" if form == "before" else "after"
+        taken: list[tuple[str, float, float]] = []
+        for row in sorted(rows, key=lambda r: abs(self._gap(self._probe(video, r.start, r.end), side, anchor))):
+            if not self._on_side(self._probe(video, row.start, row.end), form, anchor, anchor_end) or \
+                    any(_inside((row.start, row.end), (start, end)) for _, start, end in taken):
+                continue  # a piece of a neighbour already taken: the same event as the next chunk told it
+            try:
+                whole = await self.tools.whole_span(video.id, row.text, GroundedSpan(
+                    start=row.start, end=row.end, window_start=chunk_window(row.chunk_id)[0],
+                    window_end=chunk_window(row.chunk_id)[1]))
+            except BudgetExhausted as exc:
+                self.tools.note("budget", exc.message)
+                break
+            if self._on_side(self._probe(video, whole.start, whole.end), form, anchor, anchor_end) and \
+                    not any(iou((whole.start, whole.end), (start, end)) > 0.5 for _, start, end in taken):
+                taken.append((row.text, whole.start, whole.end))
+            if len(taken) == NEIGHBOURS:
                 break
         verified = []
-        for row in candidates:
+        for text, start, end in taken:
             try:
-                checked = await self.tools.verify_span(anchor.video.id, row.text, row.start, row.end,
-                                                       proposed_by="caption")
+                # Grounded again around the span, as the caption events a question retrieves are: the
+                # weights were fitted on candidates checked that way.
+                checked = await self.tools.verify_span(video.id, text, start, end, proposed_by="caption",
+                                                       reground=True)
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)
                 break
             if checked.moment.confidence >= self.threshold:
                 verified.append(checked.moment)
         return verified
+
+    @staticmethod
+    def _probe(video: VideoRef, start: float, end: float) -> Moment:
+        return Moment(video=video, start=start, end=end, confidence=0, evidence=[])
 
     def _done(self, question: str, plan: QuestionPlan, found: bool, words: str, moments: list[Moment],
               rejected: list[Moment], started: float, **form_fields) -> Answer:

@@ -538,6 +538,12 @@ class Lexical:
             denial = max((self.aligner.align(texts.asked, text, texts.about_speech) for text in wordings),
                          key=lambda other: other.conflict)
             conflict = max(alignment, denial, key=lambda other: other.conflict)
+            if conflict is denial and _words(row.text) == _words(texts.asked):
+                # The event is, word for word, what Marlin described here (the agent checking Marlin's own
+                # caption of a neighbouring event): another wording's "denial" is then two readings of one
+                # moment worded apart ("forklift" / "lift truck"). It weighs as close kin does, never vetoes.
+                conflict = Alignment(support=denial.support, conflict=min(denial.conflict, _CONFLICT_SCORES["kin"]),
+                                     conflicts=denial.conflicts)
             richer = together if together.support > alignment.support else alignment
             alignment = Alignment(support=richer.support, conflict=conflict.conflict, aligned=richer.aligned,
                                   conflicts=conflict.conflicts, missing=richer.missing, swap=richer.swap,
