@@ -65,6 +65,18 @@ def test_a_fit_does_not_settle_on_the_edge_of_a_nearly_flat_stretch():
     assert best_threshold(curve, tolerance=0.01).threshold == 0.62
 
 
+def test_on_a_flat_curve_a_fit_keeps_to_thresholds_whose_answers_are_precise_enough():
+    """F1 0.84 everywhere from 0.2 to 0.7, precision rising with the threshold: the widest plateau lies low,
+    where one found answer in five is wrong; a precision floor keeps the choice among the precise ones."""
+    curve = [PresencePoint(threshold=n / 100, precision=round(min(0.9, 0.6 + n / 250), 3), recall=0.8,
+                           f1=0.84 if 20 <= n <= 70 else 0.5) for n in range(101)]
+    assert best_threshold(curve, tolerance=0.01).threshold == 0.45
+    chosen = best_threshold(curve, tolerance=0.01, min_precision=0.85)
+    assert chosen.precision >= 0.85 and chosen.threshold == 0.67
+    # A floor no threshold reaches leaves the choice to F1 alone.
+    assert best_threshold(curve, tolerance=0.01, min_precision=0.95).threshold == 0.45
+
+
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),
                                           ('{"v": {"duration": 3, "spans": [[0, 1]], "queries": []}}', "bad_annotations")])
 def test_unusable_annotation_files_are_refused_with_the_reason(tmp_path, env, content, code):

@@ -165,7 +165,7 @@ def test_a_count_that_outruns_the_marlin_budget_answers_from_what_was_verified_a
 
 class _Chunked:
     """A toolbox over one 110 s video captioned in two chunks (0-55, 55-110) where "two riders break away"
-    (48-63 s) was told twice, cut at the chunk edge; grounding again in a window around a cut row finds the
+    (48-63 s) was told twice, cut at the chunk edge; grounding again around a piece at an edge finds the
     whole event. Every span verifies."""
 
     def __init__(self) -> None:
@@ -190,15 +190,18 @@ class _Chunked:
     def note(self, step: str, detail: str) -> None:
         pass
 
-    async def whole_span(self, video_id, event, found):
-        cut = found.end >= found.window_end - 1.0 or found.start <= found.window_start + 1.0
-        if found.window_start == 0.0 and found.start > 40 or found.window_start == 55.0 and found.start < 60:
-            assert cut  # the two pieces of the break-away touch the chunk edge
-            self.regrounded.append((found.start, found.end))
-            return found.model_copy(update={"start": 48.0, "end": 63.0})
-        return found
+    async def whole_caption_event(self, video_id, event, row):
+        from marlin_agent.library.records import chunk_window
+        from marlin_agent.tools import GroundedSpan
 
-    async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None):
+        lo, hi = chunk_window(row.chunk_id)
+        if row.end >= hi - 1.0 and hi < 110.0 or row.start <= lo + 1.0 and lo > 0.0:  # cut at a chunk's edge
+            self.regrounded.append((row.start, row.end))
+            return GroundedSpan(start=48.0, end=63.0, window_start=25.5, window_end=85.5), None  # the whole event
+        return None, None
+
+    async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None,
+                          regrounded=None):
         from types import SimpleNamespace
 
         from marlin_agent.domain import Moment

@@ -197,3 +197,26 @@ def test_grounding_again_and_captioning_afresh_wait_for_marlin_side_by_side(two_
     assert checked.cost.marlin_calls == 2
     assert 1.0 <= checked.cost.marlin_seconds < 1.9  # one after the other would wait two seconds at least
     assert {e.kind for e in checked.moment.evidence} >= {"regrounding", "fresh_caption"}
+
+
+def test_a_caption_event_the_index_cut_at_a_chunk_edge_is_verified_whole(straddling, library_env):
+    """Indexed in 60 s chunks, the red circle (55-68 s) is told as two pieces; the piece a search retrieves
+    is grounded in a window that holds it whole, and Marlin's span there is the candidate."""
+    from marlin_agent.library.records import SearchHit
+
+    async def check():
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(straddling)], settings) as (library, client, report):
+            indexed = report.videos[0]
+            ref = VideoRef(id=indexed.id, path=indexed.path, title=indexed.title)
+            pieces = [r for r in library.segments(indexed.id, "event") if "circle" in r.text.lower()]
+            hits = [SearchHit(video=ref, start=r.start, end=r.end, text=r.text, source="event", score=1.0)
+                    for r in pieces]
+            tools = Toolbox(settings, library, client, video_ids=[indexed.id])
+            moments = await PipelinePlanner(settings, tools).candidates._described("a red circle appears", hits[:1], [])
+            return pieces, moments, tools.marlin_calls
+
+    pieces, moments, calls = asyncio.run(check())
+    assert len(pieces) == 2 and max(iou((p.start, p.end), (55.0, 68.0)) for p in pieces) < 0.9  # cut in two
+    assert [iou((m.start, m.end), (55.0, 68.0)) >= 0.9 for m in moments] == [True]
+    assert calls == 2  # grounded whole, then captioned afresh: no more than any candidate costs

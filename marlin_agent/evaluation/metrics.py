@@ -53,18 +53,23 @@ class PresencePoint(BaseModel):
     f1: float
 
 
-def best_threshold(curve: list[PresencePoint], tolerance: float = 0.0) -> PresencePoint:
+def best_threshold(curve: list[PresencePoint], tolerance: float = 0.0, min_precision: float = 0.0) -> PresencePoint:
     """The threshold with the highest F1; among equals, the middle of the widest plateau.
 
     A plateau of equal F1 means no example sits between its ends; its middle leaves the
     most margin on both sides for footage the suite did not cover. With ``tolerance``, F1
     within that much of the best counts as equal: a fit then does not settle on the edge of
     a nearly flat stretch, where a few examples more or less decide between far-apart thresholds.
+    With ``min_precision``, only thresholds whose precision reaches it are candidates (all of them
+    when none does): on a flat F1 curve, a wrong answer is worse than a miss.
     """
-    best = max(p.f1 for p in curve)
+    allowed = [p.precision >= min_precision for p in curve]
+    if not any(allowed):
+        allowed = [True] * len(curve)
+    best = max(p.f1 for p, ok in zip(curve, allowed, strict=True) if ok)
     runs: list[list[PresencePoint]] = []
     for index, point in enumerate(curve):
-        if point.f1 >= best - tolerance:
+        if allowed[index] and point.f1 >= best - tolerance:
             if runs and runs[-1][-1] is curve[index - 1]:
                 runs[-1].append(point)
             else:

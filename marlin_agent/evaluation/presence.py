@@ -241,6 +241,11 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
 
 # F1 this close to the best counts as the best when a fit picks its threshold (see best_threshold).
 FIT_F1_TOLERANCE = 0.01
+# ... among thresholds whose found answers are right at least this often on the calibration suite. Its F1
+# curve is nearly flat over a wide range (0.83-0.85 from 0.3 to 0.7), so a candidate or two more or less
+# moved the widest plateau between 0.57 and 0.23 from one run to the next; the floor keeps an answer's
+# trust from riding on that.
+FIT_MIN_PRECISION = 0.85
 
 
 def fit_weights(rows: list[PresenceResult]) -> Fitted:
@@ -264,7 +269,8 @@ def fit_weights(rows: list[PresenceResult]) -> Fitted:
         return _point(rows, threshold, lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND},
                                                           calibration, c.speech))
 
-    best = best_threshold([curve_point(i / 100) for i in range(101)], tolerance=FIT_F1_TOLERANCE)
+    best = best_threshold([curve_point(i / 100) for i in range(101)], tolerance=FIT_F1_TOLERANCE,
+                          min_precision=FIT_MIN_PRECISION)
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fitted(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, separation=separation)

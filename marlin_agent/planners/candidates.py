@@ -104,7 +104,9 @@ class Candidates:
         events that can be the wrong one; the dense caption already timed every event (to about
         half a second), so the retrieved events are candidates too. Each is grounded once around
         its span: a candidate Marlin did not propose for this question must at least be where
-        Marlin grounds it (the find, with the fresh caption, keeps it at two calls).
+        Marlin grounds it (the find, with the fresh caption, keeps it at two calls). A piece of an
+        event the index cut at a chunk's edge is grounded in a window that holds it whole instead, and
+        Marlin's span there is the candidate.
         """
         moments = []
         events = [hit for hit in hits if hit.source == "event"][:limit]
@@ -113,8 +115,14 @@ class Candidates:
                           for m in grounded + moments)
             if not covered:
                 try:
-                    checked = await self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
-                                                           proposed_by="caption", reground=True)
+                    row = await self.tools.caption_event_at(hit.video.id, hit.start, hit.end, hit.text)
+                    whole, regrounded = (await self.tools.whole_caption_event(hit.video.id, event, row) if row
+                                         else (None, None))
+                    checked = await (self.tools.verify_span(hit.video.id, event, whole.start, whole.end,
+                                                            (whole.window_start, whole.window_end)) if whole else
+                                     self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
+                                                            proposed_by="caption", reground=True,
+                                                            regrounded=regrounded))
                 except BudgetExhausted as exc:  # the answer rests on what was verified until then
                     self.tools.note("budget", exc.message)
                     break

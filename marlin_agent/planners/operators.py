@@ -15,13 +15,12 @@ import time
 from collections.abc import Awaitable, Callable
 
 from marlin_agent.clock import clock
-from marlin_agent.domain import Answer, Moment, Relation, Usage, VideoRef
+from marlin_agent.domain import Answer, Evidence, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
-from marlin_agent.library.records import chunk_window
+from marlin_agent.library.records import Segment
 from marlin_agent.planners.conclude import decide, summary
 from marlin_agent.planners.question_forms import QuestionPlan
-from marlin_agent.tools import Toolbox
-from marlin_agent.tools.results import GroundedSpan
+from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.verification.signals import iou
 
 # find(event, exhaustive) -> every candidate moment checked for ``event`` (verified or not).
@@ -182,30 +181,32 @@ class FormAnswerer:
         video = anchor.video
         rows = await asyncio.to_thread(self.tools.library.segments, video.id, "event")
         side = "before" if form == "before" else "after"
-        taken: list[tuple[str, float, float]] = []
+        # (row, the whole event, its span, a grounding around the row already made)
+        taken: list[tuple[Segment, GroundedSpan | None, tuple[float, float], Evidence | None]] = []
         for row in sorted(rows, key=lambda r: abs(self._gap(self._probe(video, r.start, r.end), side, anchor))):
             if not self._on_side(self._probe(video, row.start, row.end), form, anchor, anchor_end) or \
-                    any(_inside((row.start, row.end), (start, end)) for _, start, end in taken):
+                    any(_inside((row.start, row.end), span) for _, _, span, _ in taken):
                 continue  # a piece of a neighbour already taken: the same event as the next chunk told it
             try:
-                whole = await self.tools.whole_span(video.id, row.text, GroundedSpan(
-                    start=row.start, end=row.end, window_start=chunk_window(row.chunk_id)[0],
-                    window_end=chunk_window(row.chunk_id)[1]))
+                whole, regrounded = await self.tools.whole_caption_event(video.id, row.text, row)
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)
                 break
-            if self._on_side(self._probe(video, whole.start, whole.end), form, anchor, anchor_end) and \
-                    not any(iou((whole.start, whole.end), (start, end)) > 0.5 for _, start, end in taken):
-                taken.append((row.text, whole.start, whole.end))
+            span = (whole.start, whole.end) if whole else (row.start, row.end)
+            if self._on_side(self._probe(video, *span), form, anchor, anchor_end) and \
+                    not any(iou(span, other) > 0.5 for _, _, other, _ in taken):
+                taken.append((row, whole, span, regrounded))
             if len(taken) == NEIGHBOURS:
                 break
         verified = []
-        for text, start, end in taken:
+        for row, whole, _, regrounded in taken:
             try:
-                # Grounded again around the span, as the caption events a question retrieves are: the
-                # weights were fitted on candidates checked that way.
-                checked = await self.tools.verify_span(video.id, text, start, end, proposed_by="caption",
-                                                       reground=True)
+                # Checked as the candidates of any question are: a whole event as Marlin's find placed it, a
+                # caption event grounded again around its span (the weights were fitted on both).
+                checked = await (self.tools.verify_span(video.id, row.text, whole.start, whole.end,
+                                                        (whole.window_start, whole.window_end)) if whole else
+                                 self.tools.verify_span(video.id, row.text, row.start, row.end,
+                                                        proposed_by="caption", reground=True, regrounded=regrounded))
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)
                 break

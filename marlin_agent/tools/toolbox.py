@@ -21,7 +21,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
 from marlin_agent.file_names import text_path
-from marlin_agent.library.records import Segment
+from marlin_agent.library.records import Segment, chunk_window
 from marlin_agent.library.store import Library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import checked_event
@@ -325,26 +325,50 @@ class Toolbox:
         again in a window centred on it, which holds the event whole, and the new span is taken
         when it covers the cut one. One Marlin call, only for spans at an edge.
         """
+        return (await self._whole(video_id, event, found))[0]
+
+    async def _whole(self, video_id: str, event: str, found: GroundedSpan) -> tuple[GroundedSpan, Evidence | None]:
+        """``whole_span``, and when Marlin was asked and its span does not cover ``found``, what that says
+        about ``found`` as re-grounding evidence (a second grounding around it would ask the same)."""
         video = await self.video_info(video_id)
         cut_start = found.window_start > 0 and found.start - found.window_start <= EDGE_SECONDS
         cut_end = found.window_end < video.duration and found.window_end - found.end <= EDGE_SECONDS
         if not (cut_start or cut_end):
-            return found
+            return found, None
         window = centred_window(found.start, found.end, video.duration)
         if abs(window[0] - found.window_start) < 1.0 and abs(window[1] - found.window_end) < 1.0:
-            return found
+            return found, None
         meter = _Meter()
         again = await self._ground(video, event, *window, meter)
         ref = await self._ref(video_id)
         covers = again is not None and again[0] <= found.start + EDGE_SECONDS and again[1] >= found.end - EDGE_SECONDS
         whole = (GroundedSpan(start=again[0], end=again[1], window_start=window[0], window_end=window[1])
-                 if covers else found)
+                 if covers and again is not None else found)
         self._done("find", f'"{event}" at {ref.title} {clock(found.start)}–{clock(found.end)} touched the edge of '
                    f"{clock(found.window_start)}–{clock(found.window_end)}; grounded again on "
                    f"{clock(window[0])}–{clock(window[1])}: "
                    + (f"the whole event is {clock(whole.start)}–{clock(whole.end)}" if covers else "kept as it was"),
                    meter)
-        return whole
+        return whole, (None if covers else regrounding_evidence((found.start, found.end), again, window))
+
+    async def whole_caption_event(self, video_id: str, event: str,
+                                  row: Segment) -> tuple[GroundedSpan | None, Evidence | None]:
+        """Where Marlin grounds ``event`` when shown the whole of a caption event the index cut.
+
+        The index tells an event that runs over a chunk's edge as two pieces, one per chunk; a piece at
+        the edge is grounded again in a window around it (``whole_span``, one Marlin call). (the whole
+        event, None) when Marlin's span there covers the piece: proposed by Marlin's find like any other
+        candidate, it needs no second grounding to verify. (None, what that grounding says about the
+        piece) when it does not; (None, None) when the piece is not at an edge (no call)."""
+        lo, hi = chunk_window(row.chunk_id)
+        piece = GroundedSpan(start=row.start, end=row.end, window_start=lo, window_end=hi)
+        whole, regrounded = await self._whole(video_id, event, piece)
+        return (None if whole is piece else whole), regrounded
+
+    async def caption_event_at(self, video_id: str, start: float, end: float, text: str) -> Segment | None:
+        """The index's caption event with this span and words (a search hit's own row)."""
+        return next((r for r in await self._read_segments(video_id, "event")
+                     if r.start == start and r.end == end and r.text == text), None)
 
     async def transcript(self, video_id: str, start: float, end: float) -> TranscriptLines:
         """What is said between `start` and `end` seconds, line by line with times. Free (no Marlin call).
@@ -380,7 +404,7 @@ class Toolbox:
 
     async def verify_span(self, video_id: str, event: str, start: float, end: float,
                           window: tuple[float, float] | None = None, proposed_by: str = "grounding",
-                          reground: bool | None = None) -> Verification:
+                          reground: bool | None = None, regrounded: Evidence | None = None) -> Verification:
         """``verify``, told more about where the span came from: evidence for or against ``event`` happening
         in ``[start, end]``, combined into a confidence.
 
@@ -388,7 +412,8 @@ class Toolbox:
         has the entailment model judge whether it means the event; captions the tight span
         afresh (one Marlin call) for a second reading; compares the span with the video's
         other events; and, when a judge is configured, has it read the fresh caption too.
-        ``reground`` (default: the setting) also grounds the event again around the span.
+        ``reground`` (default: the setting) also grounds the event again around the span, unless that was
+        done already (``regrounded``: its evidence).
         """
         meter = _Meter()
         ref = await self._ref(video_id)
@@ -401,7 +426,9 @@ class Toolbox:
                     "planner": f"the planner reported {clock(start)}–{clock(end)} after verifying another event "
                                "there; verified again for the event asked"}[proposed_by]
         evidence = [Evidence(kind="grounding", text=proposal, start=start, end=end, score=1.0)]
-        again = self.settings.verify.reground if reground is None else reground
+        if regrounded is not None:
+            evidence.append(regrounded)
+        again = (self.settings.verify.reground if reground is None else reground) and regrounded is None
         afresh = ((self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
                   and not self.speech_question)
