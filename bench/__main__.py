@@ -249,7 +249,13 @@ def render(results: dict) -> str:
             "words of every description near the span, each embedded as a text of its own: 140 ms a step); it "
             "now pools the runs from one pass over each description (about 20 ms). Before the trace kept "
             "Marlin's time apart (2026-12-02 10:06) the step was reported whole: 357 ms p50, of which the "
-            "fresh caption and the re-grounding, mostly the simulator decoding the clips, were about 130 ms.",
+            "fresh caption and the re-grounding, mostly the simulator decoding the clips, were about 130 ms. "
+            "The index's texts about a span are read while Marlin grounds it again and captions it afresh (the "
+            "signals remember what they scored), so the reading after the fresh caption adds only its share: "
+            "measured in one run, alternating, without and with that (2026-12-02 14:58), the step beside "
+            "Marlin's time took 190 and 173 ms p50 without, 119 and 128 ms with; the reading after Marlin's "
+            "answers 68 and 64 ms without, 24 and 27 ms with. This machine is shared: single runs of the whole "
+            "bench have measured the step at 134, 163 and 129 ms.",
         )
     if f := figures.get("watch"):
         latency, day = f["latency"], f["day"]

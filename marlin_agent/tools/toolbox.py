@@ -432,16 +432,7 @@ class Toolbox:
         afresh = ((self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
                   and not self.speech_question)
-        if again and afresh and self._room_for(2):
-            # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
-            _, fresh = await _side_by_side(self._reground(video, event, span, shown, meter, evidence),
-                                           self._fresh_caption(video_id, span, video.duration, meter))
-        else:
-            # Out of budget, verification still reads the free signals and keeps the moment: a
-            # run cut short must not lose what it found. The next Marlin call stops the run.
-            budget_spent = again and await self._reground(video, event, span, shown, meter, evidence)
-            fresh = await self._fresh_caption(video_id, span, video.duration, meter) \
-                if afresh and not budget_spent else None
+        fresh = await self._ask_marlin_again(video_id, video, event, span, shown, meter, evidence, again, afresh)
         if not again and proposed_by == "grounding":
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
             # stated so that candidates proposed by find and by captions are weighed alike.
@@ -461,6 +452,37 @@ class Toolbox:
         return Verification(moment=moment, passed=self.verifier.passes(moment.confidence), threshold=threshold,
                             cost=self._done("verify", f'"{event}" at {ref.title} {clock(start)}–{clock(end)}: '
                                             f"confidence {moment.confidence:.2f}", meter))
+
+    async def _ask_marlin_again(self, video_id: str, video: VideoInfo, event: str, span: tuple[float, float],
+                                shown: tuple[float, float], meter: _Meter, evidence: list[Evidence], again: bool,
+                                afresh: bool) -> SpanCaption | None:
+        """Ground ``event`` again around the span (``again``, its evidence added) and caption the span afresh
+        (``afresh``, returned); None when there is no fresh caption."""
+        # What the index says about the span is read while Marlin works: the signals remember what they
+        # scored, so the reading that follows the fresh caption only adds the new wording's share.
+        ahead = asyncio.create_task(self._read_ahead(video_id, event, span)) if again or afresh else None
+        try:
+            if again and afresh and self._room_for(2):
+                # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
+                _, fresh = await _side_by_side(self._reground(video, event, span, shown, meter, evidence),
+                                               self._fresh_caption(video_id, span, video.duration, meter))
+                return fresh
+            # Out of budget, verification still reads the free signals and keeps the moment: a
+            # run cut short must not lose what it found. The next Marlin call stops the run.
+            budget_spent = again and await self._reground(video, event, span, shown, meter, evidence)
+            return (await self._fresh_caption(video_id, span, video.duration, meter)
+                    if afresh and not budget_spent else None)
+        finally:
+            if ahead is not None:
+                await ahead
+
+    async def _read_ahead(self, video_id: str, event: str, span: tuple[float, float]) -> None:
+        """Read the index's texts about ``span`` (remembered by the signals); a failure here is met again, and
+        reported, by the reading that counts."""
+        try:
+            await asyncio.to_thread(self.verifier.read, await self.span_texts(video_id, event, span))
+        except MarlinAgentError:
+            pass
 
     async def span_texts(self, video_id: str, event: str, span: tuple[float, float],
                          fresh: SpanCaption | None = None) -> SpanTexts:
