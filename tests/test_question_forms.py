@@ -200,6 +200,10 @@ class _Chunked:
             return GroundedSpan(start=48.0, end=63.0, window_start=25.5, window_end=85.5), None  # the whole event
         return None, None
 
+    async def verify_caption_event(self, video_id, event, row, whole, regrounded):
+        start, end = (whole.start, whole.end) if whole else (row.start, row.end)
+        return await self.verify_span(video_id, event, start, end)
+
     async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None,
                           regrounded=None):
         from types import SimpleNamespace

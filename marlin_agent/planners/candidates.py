@@ -116,13 +116,10 @@ class Candidates:
             if not covered:
                 try:
                     row = await self.tools.caption_event_at(hit.video.id, hit.start, hit.end, hit.text)
-                    whole, regrounded = (await self.tools.whole_caption_event(hit.video.id, event, row) if row
-                                         else (None, None))
-                    checked = await (self.tools.verify_span(hit.video.id, event, whole.start, whole.end,
-                                                            (whole.window_start, whole.window_end)) if whole else
-                                     self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
-                                                            proposed_by="caption", reground=True,
-                                                            regrounded=regrounded))
+                    checked = await (self.tools.verify_caption_event(
+                        hit.video.id, event, row, *await self.tools.whole_caption_event(hit.video.id, event, row))
+                        if row else self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
+                                                           proposed_by="caption", reground=True))
                 except BudgetExhausted as exc:  # the answer rests on what was verified until then
                     self.tools.note("budget", exc.message)
                     break

@@ -201,12 +201,8 @@ class FormAnswerer:
         verified = []
         for row, whole, _, regrounded in taken:
             try:
-                # Checked as the candidates of any question are: a whole event as Marlin's find placed it, a
-                # caption event grounded again around its span (the weights were fitted on both).
-                checked = await (self.tools.verify_span(video.id, row.text, whole.start, whole.end,
-                                                        (whole.window_start, whole.window_end)) if whole else
-                                 self.tools.verify_span(video.id, row.text, row.start, row.end,
-                                                        proposed_by="caption", reground=True, regrounded=regrounded))
+                # Checked as the caption events any question retrieves are (the weights were fitted on them).
+                checked = await self.tools.verify_caption_event(video.id, row.text, row, whole, regrounded)
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)
                 break

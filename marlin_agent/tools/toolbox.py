@@ -365,6 +365,16 @@ class Toolbox:
         whole, regrounded = await self._whole(video_id, event, piece)
         return (None if whole is piece else whole), regrounded
 
+    async def verify_caption_event(self, video_id: str, event: str, row: Segment, whole: GroundedSpan | None,
+                                   regrounded: Evidence | None) -> Verification:
+        """Verify ``event`` at a caption event of the index, as ``whole_caption_event`` left it: the whole
+        event where Marlin's find placed it, or the row's own span grounded again around it."""
+        if whole is not None:
+            return await self.verify_span(video_id, event, whole.start, whole.end,
+                                          (whole.window_start, whole.window_end))
+        return await self.verify_span(video_id, event, row.start, row.end, proposed_by="caption", reground=True,
+                                      regrounded=regrounded)
+
     async def caption_event_at(self, video_id: str, start: float, end: float, text: str) -> Segment | None:
         """The index's caption event with this span and words (a search hit's own row)."""
         return next((r for r in await self._read_segments(video_id, "event")
