@@ -7,7 +7,14 @@ import pytest
 
 from evals.synthetic.suites import grounding_suite
 from marlin_agent.config import load_settings
-from marlin_agent.evaluation.metrics import PresencePoint, best_threshold, grounding_scores, temporal_iou
+from marlin_agent.evaluation.metrics import (
+    Decision,
+    PresencePoint,
+    best_threshold,
+    grounding_scores,
+    steady_threshold,
+    temporal_iou,
+)
 from marlin_agent.evaluation.timelens import load_annotations, spans_in_text, split_key
 from tests.cli_runner import document, invoke
 
@@ -57,24 +64,39 @@ def test_the_best_threshold_is_the_middle_of_the_widest_f1_plateau():
     assert best.f1 == 1.0 and best.threshold == 0.45
 
 
-def test_a_fit_does_not_settle_on_the_edge_of_a_nearly_flat_stretch():
-    """0.84 at 0.71 and 0.839 from 0.53 up: the thresholds are all about as good, so the middle wins."""
-    f1 = [0.5] * 53 + [0.839] * 18 + [0.84] + [0.6] * 29
-    curve = [PresencePoint(threshold=n / 100, precision=1.0, recall=1.0, f1=value) for n, value in enumerate(f1)]
-    assert best_threshold(curve).threshold == 0.71
-    assert best_threshold(curve, tolerance=0.01).threshold == 0.62
+def _decisions(outcomes: dict[float, list[tuple[bool, bool, bool]]]):
+    return {t: [Decision(found=f, right=r, present=p) for f, r, p in rows] for t, rows in outcomes.items()}
 
 
-def test_on_a_flat_curve_a_fit_keeps_to_thresholds_whose_answers_are_precise_enough():
-    """F1 0.84 everywhere from 0.2 to 0.7, precision rising with the threshold: the widest plateau lies low,
-    where one found answer in five is wrong; a precision floor keeps the choice among the precise ones."""
-    curve = [PresencePoint(threshold=n / 100, precision=round(min(0.9, 0.6 + n / 250), 3), recall=0.8,
-                           f1=0.84 if 20 <= n <= 70 else 0.5) for n in range(101)]
-    assert best_threshold(curve, tolerance=0.01).threshold == 0.45
-    chosen = best_threshold(curve, tolerance=0.01, min_precision=0.85)
-    assert chosen.precision >= 0.85 and chosen.threshold == 0.67
-    # A floor no threshold reaches leaves the choice to F1 alone.
-    assert best_threshold(curve, tolerance=0.01, min_precision=0.95).threshold == 0.45
+def test_a_fit_chooses_the_threshold_that_does_best_over_resamples_not_a_lucky_point():
+    """At 0.3 one question more is right than anywhere from 0.4 to 0.6, but below 0.4 two absent events
+    are found: averaged over resamples of the questions, the broad stretch wins, and its middle is chosen."""
+    present_right, present_missed, absent_quiet, absent_found = (True, True, True), (False, False, True), \
+        (False, False, False), (True, False, False)
+    def at(threshold):
+        rows = [present_right] * 20 + [present_missed] * 4 + [absent_quiet] * 20
+        if threshold <= 0.3:
+            rows[20] = present_right  # a lucky question
+            rows[-2:] = [absent_found, absent_found]
+        elif threshold > 0.6:
+            rows[:3] = [present_missed] * 3
+        return rows
+    decisions = _decisions({t / 10: at(t / 10) for t in range(11)})
+    assert steady_threshold(decisions) == 0.5
+    assert steady_threshold(decisions) == steady_threshold(decisions)  # drawn from a fixed seed
+
+
+def test_a_fit_keeps_to_thresholds_whose_answers_are_precise_enough():
+    """F1 is higher at 0.2, where one found answer in four is wrong; with a precision floor the fit keeps
+    to the thresholds whose answers are right often enough, and a floor none reaches leaves F1 to decide."""
+    def at(threshold):
+        if threshold < 0.5:
+            return [(True, True, True)] * 18 + [(False, False, True)] * 2 + [(True, False, False)] * 6
+        return [(True, True, True)] * 13 + [(False, False, True)] * 7 + [(False, False, False)] * 6
+    decisions = _decisions({t / 10: at(t / 10) for t in range(11)})
+    assert steady_threshold(decisions) < 0.5
+    assert steady_threshold(decisions, min_precision=0.85) >= 0.5
+    assert steady_threshold(decisions, min_precision=1.01) == steady_threshold(decisions)
 
 
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from marlin_agent.app.report_page import write_report
 from marlin_agent.config import Settings
-from marlin_agent.domain import Answer, Usage
+from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
@@ -144,8 +144,11 @@ async def find_verify_session(inputs: list[str], settings: Settings, on_progress
 @asynccontextmanager
 async def answerer(inputs: list[str], settings: Settings, on_progress=None):
     """Index ``inputs`` once, then yield ``(report, ask)`` where ``ask(question, video_id)`` answers
-    as ``ask`` does (the pipeline planner) over that one video: for the presence evals. With a planner
-    model configured, it judges each span (the judge's evidence is then in every candidate)."""
+    as ``ask`` does (the pipeline planner) over that one video: for the presence evals. It returns the
+    answer and every moment checked for it, before the answer dropped the ones overlapping a more
+    confident moment: which of two overlapping moments is the more confident depends on the weights in
+    force, and a fit of new weights must see both. With a planner model configured, it judges each span
+    (the judge's evidence is then in every candidate)."""
     judge_model = None
     if settings.planner.enabled:  # a calibration run fits the judge's weight too
         from pydantic_ai import RunUsage
@@ -155,11 +158,15 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
 
         judge_model = build_model(settings.planner)
     async with _session(inputs, settings, on_progress) as (library, client, report):
-        async def ask_one(question: str, video_id: str) -> Answer:
+        async def ask_one(question: str, video_id: str) -> tuple[Answer, list[Moment]]:
             judge = (PlannerJudge(judge_model, RunUsage(), settings.planner.max_tokens)  # a budget per question
                      if judge_model is not None else None)
             tools = Toolbox(settings, library, client, video_ids=[video_id], judge=judge)
-            return await PipelinePlanner(settings, tools).answer(question, [video_id])
+            answer = await PipelinePlanner(settings, tools).answer(question, [video_id])
+            # Spoken moments are read without a verify step, so they are in the answer, not among the verified.
+            checked = tools.verified + [m for m in answer.moments + answer.rejected
+                                        if not any(m is v for v in tools.verified)]
+            return answer, checked
 
         yield report, ask_one
 

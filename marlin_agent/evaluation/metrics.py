@@ -53,26 +53,60 @@ class PresencePoint(BaseModel):
     f1: float
 
 
-def best_threshold(curve: list[PresencePoint], tolerance: float = 0.0, min_precision: float = 0.0) -> PresencePoint:
+def best_threshold(curve: list[PresencePoint]) -> PresencePoint:
     """The threshold with the highest F1; among equals, the middle of the widest plateau.
 
     A plateau of equal F1 means no example sits between its ends; its middle leaves the
-    most margin on both sides for footage the suite did not cover. With ``tolerance``, F1
-    within that much of the best counts as equal: a fit then does not settle on the edge of
-    a nearly flat stretch, where a few examples more or less decide between far-apart thresholds.
-    With ``min_precision``, only thresholds whose precision reaches it are candidates (all of them
-    when none does): on a flat F1 curve, a wrong answer is worse than a miss.
+    most margin on both sides for footage the suite did not cover. This is the best point of
+    one run's curve, as the report shows it; a fit chooses with ``steady_threshold``.
     """
-    allowed = [p.precision >= min_precision for p in curve]
-    if not any(allowed):
-        allowed = [True] * len(curve)
-    best = max(p.f1 for p, ok in zip(curve, allowed, strict=True) if ok)
+    best = max(p.f1 for p in curve)
     runs: list[list[PresencePoint]] = []
     for index, point in enumerate(curve):
-        if allowed[index] and point.f1 >= best - tolerance:
+        if point.f1 == best:
             if runs and runs[-1][-1] is curve[index - 1]:
                 runs[-1].append(point)
             else:
                 runs.append([point])
     widest = max(runs, key=len)
     return widest[len(widest) // 2]
+
+
+class Decision(BaseModel):
+    """One question decided at one threshold: whether a moment was reported, and whether rightly."""
+
+    found: bool
+    right: bool
+    present: bool
+
+
+def steady_threshold(decisions: dict[float, list[Decision]], min_precision: float = 0.0, resamples: int = 400,
+                     seed: int = 20261204) -> float:
+    """The threshold with the best F1 on average over resamples of the questions (drawn with replacement).
+
+    A calibration suite has a hundred or two questions, so one of them more or less moves F1 by half a
+    point, and its curve is nearly flat over a wide range: the exact best point, or the widest plateau
+    near it, then follows a handful of questions, and a fit run twice on slightly different evidence
+    chose thresholds 0.16 apart. Averaged over resamples, F1 becomes a smooth estimate of how a threshold
+    does on questions like these, and its best point stays put. Only thresholds whose precision, averaged
+    the same way, reaches ``min_precision`` are candidates (all of them when none does). The resamples are
+    drawn from a fixed seed: the same decisions always give the same threshold.
+    """
+    import numpy as np
+
+    thresholds = sorted(decisions)
+    table = np.array([[(d.found, d.right, d.present) for d in decisions[t]] for t in thresholds], dtype=bool)
+    picks = np.random.default_rng(seed).integers(0, table.shape[1], size=(resamples, table.shape[1]))
+    drawn = table[:, picks, :]  # thresholds × resamples × questions × (found, right, present)
+    right = drawn[..., 1].sum(axis=2)
+    wrong = (drawn[..., 0] & ~drawn[..., 1]).sum(axis=2)
+    positives = drawn[..., 2].sum(axis=2)
+    precision = np.where(right + wrong > 0, right / np.maximum(right + wrong, 1), 1.0)
+    recall = right / np.maximum(positives, 1)
+    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
+    mean_f1, mean_precision = f1.mean(axis=1), precision.mean(axis=1)
+    allowed = mean_precision >= min_precision
+    if not allowed.any():
+        allowed[:] = True
+    best = np.flatnonzero(allowed & (mean_f1 >= mean_f1[allowed].max() - 1e-9))
+    return thresholds[int(best[len(best) // 2])]

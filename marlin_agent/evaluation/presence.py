@@ -29,8 +29,8 @@ from pydantic import BaseModel
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError, VideoNotFound
 from marlin_agent.evaluation.log import QueryLog, write_json
+from marlin_agent.evaluation.metrics import Decision, best_threshold, steady_threshold, temporal_iou
 from marlin_agent.evaluation.metrics import PresencePoint as Point
-from marlin_agent.evaluation.metrics import best_threshold, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, find_video
 from marlin_agent.verification.calibration import Calibration, calibration_for
 from marlin_agent.verification.confidence import feature_kinds, features, fit
@@ -67,7 +67,7 @@ class PresenceResult(PresenceCase):
     found: bool
     iou: float = 0.0
     candidates: list[Candidate] = []
-    verified: int = 0  # spans verified, before overlapping ones were merged into one candidate
+    verified: int = 0  # spans verified (every one is among the candidates, overlapping ones too)
     marlin_calls: int = 0
     seconds: float = 0.0
     error: str | None = None
@@ -174,11 +174,11 @@ async def _check(case: PresenceCase, path: Path | None, ids: dict[str, str], ask
     try:
         if library_id is None:
             raise VideoNotFound(f"video {case.video_id} is not in {videos} or could not be indexed")
-        answer = await ask(case.query, library_id)
+        answer, checked = await ask(case.query, library_id)
         candidates = [Candidate(start=m.start, end=m.end, confidence=m.confidence, features=features(m.evidence),
                                 speech=about_speech(case.query),
                                 iou=round(temporal_iou((m.start, m.end), case.span), 4) if case.span else 0.0)
-                      for m in answer.moments + answer.rejected]
+                      for m in checked]
         best = max(candidates, key=lambda c: c.confidence, default=None)
         verified = sum(1 for step in answer.trace if step.step == "verify" and "confidence" in step.detail)
         row = PresenceResult(**case.model_dump(), confidence=best.confidence if best else 0.0, found=answer.found,
@@ -239,12 +239,9 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
     return questions, negatives
 
 
-# F1 this close to the best counts as the best when a fit picks its threshold (see best_threshold).
-FIT_F1_TOLERANCE = 0.01
-# ... among thresholds whose found answers are right at least this often on the calibration suite. Its F1
-# curve is nearly flat over a wide range (0.83-0.85 from 0.3 to 0.7), so a candidate or two more or less
-# moved the widest plateau between 0.57 and 0.23 from one run to the next; the floor keeps an answer's
-# trust from riding on that.
+# A fit's threshold is the one with the best F1 averaged over resamples of the calibration questions
+# (see steady_threshold), among those whose found answers are right at least this often there: on a
+# nearly flat F1 curve a wrong answer is worse than a miss.
 FIT_MIN_PRECISION = 0.85
 
 
@@ -262,15 +259,17 @@ def fit_weights(rows: list[PresenceResult]) -> Fitted:
                        with_bias=False)
         weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
 
-    def curve_point(threshold: float) -> Point:
-        # The verifier's rules (speech corroborates) depend on the threshold, so each point is scored at its own;
-        # without the judge, as a pipeline run scores.
+    def scored_at(threshold: float):
+        # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored
+        # at its own; without the judge, as a pipeline run scores.
         calibration = Calibration(model="fitted", weights=weights, bias=bias, threshold=threshold)
-        return _point(rows, threshold, lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND},
-                                                          calibration, c.speech))
+        return lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND}, calibration, c.speech)
 
-    best = best_threshold([curve_point(i / 100) for i in range(101)], tolerance=FIT_F1_TOLERANCE,
-                          min_precision=FIT_MIN_PRECISION)
+    thresholds = [i / 100 for i in range(101)]
+    decisions = {t: [Decision(found=found, right=right, present=row.present)
+                     for row, found, right in _decided(rows, t, scored_at(t))] for t in thresholds}
+    chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION)
+    best = _point(rows, chosen, scored_at(chosen))
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fitted(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, separation=separation)
