@@ -164,8 +164,10 @@ class FindResult(Record):
 class Evidence(Record):
     """One signal for or against a moment, kept whether it helped or not."""
 
-    kind: str = Field(description="grounding | caption_event | fresh_caption | transcript | contradiction | "
-                      "best_match | similarity | judge | regrounding")
+    kind: str = Field(description="grounding (where the span came from), or the kind of a verification signal: "
+                      "caption_event | fresh_caption | transcript | contradiction | best_match | similarity | "
+                      "lexical | lexical_conflict | lexical_swap | lexical_none | lexical_action | lexical_thing | "
+                      "lexical_best | regrounding | judge")
     text: str
     start: float
     end: float

@@ -52,6 +52,22 @@ def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says
     assert shown in alignment.explain()
 
 
+def test_a_described_word_used_in_the_rarer_sense_the_asked_word_names_supports_it(aligner):
+    """"Works the dough" is kneading: the caption uses "work" in one of its rarer senses, and the asked word
+    says which. The other way round a rare sense proves nothing: "kneads" does not make every "work" knead."""
+    kneading = aligner.align("kneading", "Someone works the dough by pushing and folding it.")
+    assert kneading.support >= 0.6 and "kneading ~ works" in kneading.explain()
+    assert aligner.align("the baker works late", "The baker kneads the dough.").support < 0.6
+
+
+def test_the_same_act_on_another_thing_says_less_of_the_things_asked(aligner):
+    said = "The forklift lifts a pallet of cartons onto the top shelf."
+    other_thing = aligner.align("the forklift lifts a pallet of tyres", said)
+    assert other_thing.action == 1.0 and other_thing.thing < 0.7
+    assert aligner.align("the forklift lifts a pallet of cartons", said).thing == 1.0
+    assert aligner.align("it rains", said).thing is None  # an event that names no thing
+
+
 def test_a_key_word_that_nothing_says_gives_no_support(aligner):
     near_miss = aligner.align("a deer crosses the road in front of the car",
                               "The traffic light ahead changes from green to red.")

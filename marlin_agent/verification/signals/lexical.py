@@ -14,7 +14,9 @@ It needs no model: only WordNet's files, and a few milliseconds per pair.
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import ClassVar
@@ -103,6 +105,8 @@ _MOST_RELATIONS = 262144
 _HYPONYM_SENSES = 3
 # A more general word supports only when it is not a near-root ("change", "act", "object").
 _GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
+# Support from a described word used in one of its rarer senses, the one the asked word names.
+_RARE_SENSE_CREDIT = 0.8
 
 
 @dataclass(frozen=True, eq=False)
@@ -114,6 +118,9 @@ class Term:
     forms: frozenset[str]  # base forms
     weight: float
     act: bool = False  # used as a verb here ("the baker slices the loaf"): what the event does
+    # Its rarer senses, beyond those ``by_pos`` holds, for the parts of speech its place allows: a described
+    # word may be used in one of them when the asked word names exactly that ("works" the dough, "kneads").
+    rare: frozenset[str] = frozenset()
 
     @cached_property
     def senses(self) -> dict[str, tuple[str, ...]]:
@@ -123,6 +130,12 @@ class Term:
     def key(self) -> str:
         """The word and the parts of speech its place allows: "slices" the act and "slices" the things differ."""
         return self.text + "/" + "".join(pos for pos, _ in self.by_pos)
+
+
+def _rare_synonym(asked: Term, said: Term) -> bool:
+    """The asked word's commonest sense is one of the described word's rarer ones: "works" (the dough) is
+    "kneads". Only that way round: the asked word says which sense is meant, a described word alone does not."""
+    return any(ids[0] in said.rare for ids in asked.senses.values() if ids)
 
 
 @dataclass
@@ -136,6 +149,7 @@ class Alignment:
     missing: list[str] = field(default_factory=list)
     swap: float = 0.0  # 1 when an asked word nothing says has a described word of its kind in its place
     action: float | None = None  # how far the asked act ("slices") is said; None when the event names none
+    thing: float | None = None  # how far the asked things (nouns) are said; None when the event names none
     swaps: list[tuple[str, str]] = field(default_factory=list)  # (asked word, described word)
 
     def explain(self) -> str:
@@ -165,10 +179,16 @@ def words(text: str) -> list[str]:
     return list(_words(text))
 
 
-def _act(credits: list[tuple[Term, float]]) -> float | None:
-    """How far the asked act is said (its words' weighted credit); None when the event names no act."""
-    acts = [(credit, term.weight) for term, credit in credits if term.act]
-    return round(sum(c * w for c, w in acts) / sum(w for _, w in acts), 3) if acts else None
+def _said_share(credits: list[tuple[Term, float]], chosen: Callable[[Term], bool]) -> float | None:
+    """How far the chosen asked words are said (their weighted credit); None when the event has none."""
+    picked = [(credit, term.weight) for term, credit in credits if chosen(term)]
+    return round(sum(c * w for c, w in picked) / sum(w for _, w in picked), 3) if picked else None
+
+
+def _is_thing(term: Term) -> bool:
+    """A thing the event names ("the pallet of tyres"): a noun that is not its act and weighs as a content
+    word. (A word WordNet does not know, a name, counts in ``lexical`` as written, not as a kind of thing.)"""
+    return not term.act and term.weight >= 0.5 and "n" in term.senses
 
 
 def _reversals(asked: str, said: str) -> list[tuple[str, str, str]]:
@@ -272,8 +292,8 @@ class LexicalAligner:
     def _word_term(self, token: str, before: str) -> Term | None:
         if token in STOPWORDS or token in NEGATIONS or token.isdigit():
             return None
-        senses = {pos: tuple(self.wordnet.senses(token, pos, _SENSES)) for pos in ("n", "v", "a", "r")}
-        senses = {pos: ids for pos, ids in senses.items() if ids}
+        every = {pos: tuple(self.wordnet.senses(token, pos)) for pos in ("n", "v", "a", "r")}
+        senses = {pos: ids[:_SENSES] for pos, ids in every.items() if ids}
         forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
         if token in GENERIC:
             weight = _GENERIC_WEIGHT
@@ -281,7 +301,9 @@ class LexicalAligner:
             weight = max(_POS_WEIGHT[p] for p in senses)
         else:
             weight = 0.8  # a word WordNet does not know (a name, a brand): it must match as written
-        return self._placed(token, senses, forms, weight, before)
+        term = self._placed(token, senses, forms, weight, before)
+        rare = frozenset(s for pos in term.senses for s in every[pos][_SENSES:])
+        return dataclasses.replace(term, rare=rare) if rare else term
 
     def _placed(self, text: str, senses: dict[str, tuple[str, ...]], forms: frozenset[str], weight: float,
                 before: str) -> Term:
@@ -315,7 +337,9 @@ class LexicalAligner:
     def _relation(self, asked: Term, said: Term) -> tuple[float, str | None]:
         key = (asked.key, said.key)
         if key not in self._relations:
-            if asked.forms & said.forms or self._reach(asked) & self._reach(said):
+            if _rare_synonym(asked, said):
+                self._relations[key] = (_RARE_SENSE_CREDIT, None)
+            elif asked.forms & said.forms or self._reach(asked) & self._reach(said):
                 self._relations[key] = self._relation_uncached(asked, said)
             else:  # nothing in common within reach: unrelated, without reading every pair of senses
                 self._relations[key] = (0.0, None)
@@ -460,7 +484,8 @@ class LexicalAligner:
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         result.swap = 1.0 if result.swaps else 0.0
         result.support = round(credit_sum / total, 3)
-        result.action = _act(credits)
+        result.action = _said_share(credits, lambda term: term.act)
+        result.thing = _said_share(credits, _is_thing)
         result.conflict = round(min(1.0, conflict), 3)
         return result
 
@@ -496,14 +521,14 @@ class Lexical:
     other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
     softer sign of a near miss, for the weights to judge); ``lexical_action``: how far the act the event
     names is said (the baker and the loaf, but "forms" where "slices" was asked, is another moment of the
-    same scene); ``lexical_none``: no asked word is said at all;
-    ``lexical_best``: whether this span says it better
-    than anything else in the video
+    same scene); ``lexical_thing``: how far the things it names are said (the forklift lifts a pallet, but
+    of cartons, where tyres were asked: the same act on another thing); ``lexical_none``: no asked word is
+    said at all; ``lexical_best``: whether this span says it better than anything else in the video
     (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
     one is not there."""
 
     kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best",
-                                        "lexical_none", "lexical_action")
+                                        "lexical_none", "lexical_action", "lexical_thing")
     # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
     # negation (0.7); close kin (0.6) only weighs against. So does a description that says none of the
     # asked words: whatever a small model reads into it, nothing there is what was asked.
@@ -547,7 +572,7 @@ class Lexical:
             richer = together if together.support > alignment.support else alignment
             alignment = Alignment(support=richer.support, conflict=conflict.conflict, aligned=richer.aligned,
                                   conflicts=conflict.conflicts, missing=richer.missing, swap=richer.swap,
-                                  swaps=richer.swaps, action=richer.action)
+                                  swaps=richer.swaps, action=richer.action, thing=richer.thing)
         why = f'"{row.text}"' + (f" (and {len(wordings)} other wording(s))" if wordings else "") + \
             f": {alignment.explain()}"
         found = [Evidence(kind="lexical", text=why, start=row.start, end=row.end, score=alignment.support)]
@@ -560,6 +585,9 @@ class Lexical:
         if alignment.action is not None:
             found.append(Evidence(kind="lexical_action", text=why, start=row.start, end=row.end,
                                   score=alignment.action))
+        if alignment.thing is not None:
+            found.append(Evidence(kind="lexical_thing", text=why, start=row.start, end=row.end,
+                                  score=alignment.thing))
         if alignment.support == 0 and alignment.missing:
             found.append(Evidence(kind="lexical_none", text=why, start=row.start, end=row.end, score=1.0))
         mine_rows = {id(r) for r in here}  # by identity: rows are compared field by field otherwise
