@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import time
+from datetime import datetime
 from pathlib import Path
 
 import pytest
@@ -113,6 +114,7 @@ def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_not
         first.wait_for(lambda: first.judged_count >= 1 and recordings("*.part"),
                        what="a segment judged and the next one being written")
         first.process.kill()
+        killed_at = time.time()
         first.process.wait(10)
         second = WatchProcess(args, watch_env)
         try:
@@ -129,6 +131,9 @@ def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_not
     assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 3
     assert status.footage.judged == len(recordings("*.mkv"))
     assert [gap.reason for gap in status.gaps] == ["the watch was not running"]
+    # The time the watch was down starts when the killed run's recording stopped: its segments' wall times,
+    # counted from a session's first packet read a few segments behind the live edge, run seconds later.
+    assert datetime.fromisoformat(status.gaps[0].start).timestamp() <= killed_at + 0.5, status.gaps
 
 
 def test_an_rtsp_camera_pulled_as_an_nvr_pulls_it_gives_the_alert(tmp_path, watch_env, live_clips):

@@ -233,6 +233,13 @@ class Watcher:
         last_end, stream_end = self._marks.get(url, (None, None))
         ends = [s.wall_start + s.duration for s in closed.values()]
         recorder.last_end = max([e for e in (last_end, *ends) if e is not None], default=None)
+        if recorder.last_end is not None and self.clock is time.time:  # files are stamped by the real clock
+            # A segment's wall times count from when its session read its first packet, and a live HLS
+            # stream opens a few segments behind its edge: they run seconds ahead of when the recording
+            # really stopped, and the time the watch was down would shrink by as much (to nothing).
+            written = await asyncio.to_thread(recorder.last_written)
+            if written is not None:
+                recorder.last_end = min(recorder.last_end, written)
         recorder.stream_end = max([e for e in (stream_end, *(s.stream_end for s in closed.values()))
                                    if e is not None], default=None)
         self._recorders.append((recorder, loop.run_in_executor(None, recorder.run)))

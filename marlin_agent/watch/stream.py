@@ -174,6 +174,17 @@ class StreamRecorder:
     def segments(self) -> list[Path]:
         return sorted(p for p in self.folder.iterdir() if p.suffix.lower() in VIDEO_EXTENSIONS)
 
+    def last_written(self) -> float | None:
+        """When this stream's recordings were last written to (a killed run's part included), by the real
+        clock: when an earlier run's recording stopped."""
+        times = []
+        for path in self.folder.iterdir():
+            try:
+                times.append(path.stat().st_mtime)
+            except OSError:  # gone between the listing and now (retention)
+                continue
+        return max(times, default=None)
+
     def run(self) -> None:
         wait, failing = 1.0, False
         address, options, listening = open_options(self.opens, self.timeout)
