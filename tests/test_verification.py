@@ -155,3 +155,17 @@ def test_an_act_that_no_description_says_in_words_or_meaning_keeps_the_moment_un
     assert combined({**same_scene, "lexical_action": 0.8}, calibration) >= 0.5  # a word for the act is there
     no_act = {k: v for k, v in same_scene.items() if k != "lexical_action"}
     assert combined(no_act, calibration) >= 0.5  # "the red circle" names no act to miss
+
+
+def test_speech_alone_lifts_a_question_about_what_is_said_but_not_one_about_what_is_seen():
+    """A spoken line that says the event, strongly enough to pass on its own, with nothing on screen that
+    says it: a question about what is seen stays below the threshold, one about what is said passes."""
+    from marlin_agent.verification.calibration import Calibration
+    from marlin_agent.verification.verifier import combined
+
+    calibration = Calibration(model="m", weights={"transcript": 6.0, "caption_event": 3.0}, bias=-3.0, threshold=0.5)
+    heard_only = {"transcript": 0.95, "caption_event": 0.05}
+    assert combined(heard_only, calibration, speech_question=True) >= calibration.threshold
+    assert combined(heard_only, calibration, speech_question=False) < calibration.threshold
+    seen_too = {"transcript": 0.95, "caption_event": 0.95}  # what is seen passes: speech may add to it
+    assert combined(seen_too, calibration) > combined({"caption_event": 0.95}, calibration)

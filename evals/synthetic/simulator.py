@@ -166,7 +166,7 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
         raise _Rejection(400, f"could not decode the video: {exc}") from exc
     kind, event = answers.classify(prompt)
     if observation.scene:
-        text = _realistic_answer(kind, event, observation, hashlib.sha256(data).hexdigest())
+        text = _realistic_answer(kind, event, observation, observation.key)
     elif kind == "caption":
         text = answers.caption_text(observation)
     elif kind == "find":

@@ -53,6 +53,14 @@ class Observation:
     scene: int = 0  # a realistic-world scene number, read off the frames' strip; 0 for the toy world
     sightings: list[Sighting] = field(default_factory=list)
 
+    @property
+    def key(self) -> str:
+        """What the clip shows, to tell one clip from another: its scene, length and events, at a tenth of
+        a second. Not its bytes: an encoder of another version writes the same footage in other bytes, and
+        a world whose wordings followed the bytes came out worded otherwise on every machine."""
+        events = ";".join(f"{s.event}:{s.start:.1f}-{s.end:.1f}" for s in self.sightings)
+        return f"{self.scene}|{self.duration:.1f}|{events}"
+
 
 def _shape_of(mask: np.ndarray) -> tuple[str, float] | None:
     rows = np.flatnonzero(mask.any(axis=1))
