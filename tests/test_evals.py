@@ -99,6 +99,28 @@ def test_a_fit_keeps_to_thresholds_whose_answers_are_precise_enough():
     assert steady_threshold(decisions, min_precision=1.01) == steady_threshold(decisions)
 
 
+def test_a_fit_keeps_the_prior_threshold_while_its_answers_are_precise_enough():
+    """From 0.7 every wrong answer goes and two more right ones are found: better in nearly every resample of
+    the calibration questions, yet the fit keeps the threshold the scores were made for, since new footage
+    does not follow a small suite's best point. Only when the prior's answers are wrong too often does the
+    fit look for a threshold whose answers are not."""
+    present_right, present_missed, absent_quiet, absent_found = (True, True, True), (False, False, True), \
+        (False, False, False), (True, False, False)
+
+    def at(threshold, wrong_below):
+        rows = [present_right] * 20 + [present_missed] * 6 + [absent_quiet] * 20 + [absent_found] * wrong_below
+        if threshold >= 0.7:
+            rows[20:22] = [present_right] * 2
+            rows[-wrong_below:] = [absent_quiet] * wrong_below
+        return rows
+
+    better_above = _decisions({t / 10: at(t / 10, wrong_below=3) for t in range(11)})
+    assert steady_threshold(better_above, min_precision=0.8) >= 0.7  # without a prior, the best point
+    assert steady_threshold(better_above, min_precision=0.8, prior=0.5) == 0.5
+    imprecise_below = _decisions({t / 10: at(t / 10, wrong_below=8) for t in range(11)})  # precision 0.71
+    assert steady_threshold(imprecise_below, min_precision=0.8, prior=0.5) >= 0.7
+
+
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),
                                           ('{"v": {"duration": 3, "spans": [[0, 1]], "queries": []}}', "bad_annotations")])
 def test_unusable_annotation_files_are_refused_with_the_reason(tmp_path, env, content, code):

@@ -246,6 +246,9 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
 # change of a signal (close kin denying at 0.45 rather than 0.6) then moved the fitted threshold from 0.42 to
 # 0.72 (held-out recall 0.86 -> 0.67).
 FIT_MIN_PRECISION = 0.8
+# The weights are fitted with each class weighing the same, so a confidence of 0.5 is where a right moment and a
+# wrong one are even: the threshold stays there unless another is better in most resamples (steady_threshold).
+FIT_PRIOR_THRESHOLD = 0.5
 
 
 def fit_weights(rows: list[PresenceResult]) -> Fitted:
@@ -271,7 +274,7 @@ def fit_weights(rows: list[PresenceResult]) -> Fitted:
     thresholds = [i / 100 for i in range(101)]
     decisions = {t: [Decision(found=found, right=right, present=row.present)
                      for row, found, right in _decided(rows, t, scored_at(t))] for t in thresholds}
-    chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION)
+    chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
     best = _point(rows, chosen, scored_at(chosen))
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
