@@ -88,7 +88,7 @@ def _ask(question, video, env):
 
 
 # One example of each kind per scene; how often such questions are found over the whole world is the
-# eval's figure (`python -m evals.run_synthetic`: recall 0.80 on the held-out part), not a test's. "a lady
+# eval's figure (`python -m evals.run_synthetic`: recall 0.79 on the held-out part), not a test's. "a lady
 # collects the box and brings it indoors" was the doorbell's paraphrase until the refit at threshold 0.57
 # left it out ("parcel, not box": WordNet makes them siblings under "container"), and "a graph of revenue per
 # quarter appears" the meeting's until the world was worded by what each clip shows rather than by its bytes.

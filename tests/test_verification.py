@@ -10,9 +10,11 @@ from marlin_agent.domain import Event, Evidence
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.model_store import resolve_model
 from marlin_agent.planners.phrasing import event_description
+from marlin_agent.verification.calibration import Calibration
 from marlin_agent.verification.confidence import confidence, fit
 from marlin_agent.verification.entailment import Entailment, EntailmentModel
 from marlin_agent.verification.signals import best_match_evidence, contradiction_evidence, entailment_evidence
+from marlin_agent.verification.verifier import combined
 
 
 @pytest.mark.parametrize("question, event", [
@@ -144,9 +146,6 @@ def test_ask_without_a_reachable_verification_model_fails_at_once_with_what_to_d
 
 
 def test_an_act_that_no_description_says_in_words_or_meaning_keeps_the_moment_under_the_threshold():
-    from marlin_agent.verification.calibration import Calibration
-    from marlin_agent.verification.verifier import combined
-
     calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0},
                               bias=-2.0, threshold=0.5)
     same_scene = {"lexical": 0.67, "similarity": 0.9, "lexical_action": 0.0, "caption_event": 0.06}
@@ -160,9 +159,6 @@ def test_an_act_that_no_description_says_in_words_or_meaning_keeps_the_moment_un
 def test_speech_alone_lifts_a_question_about_what_is_said_but_not_one_about_what_is_seen():
     """A spoken line that says the event, strongly enough to pass on its own, with nothing on screen that
     says it: a question about what is seen stays below the threshold, one about what is said passes."""
-    from marlin_agent.verification.calibration import Calibration
-    from marlin_agent.verification.verifier import combined
-
     calibration = Calibration(model="m", weights={"transcript": 6.0, "caption_event": 3.0}, bias=-3.0, threshold=0.5)
     heard_only = {"transcript": 0.95, "caption_event": 0.05}
     assert combined(heard_only, calibration, speech_question=True) >= calibration.threshold

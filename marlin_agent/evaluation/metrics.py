@@ -93,11 +93,12 @@ def steady_threshold(decisions: dict[float, list[Decision]], min_precision: floa
     drawn from a fixed seed: the same decisions always give the same threshold.
 
     With a ``prior`` (the threshold the scores were made for: 0.5 for a class-balanced logistic fit), the prior
-    is kept whenever its averaged precision reaches ``min_precision``; the search above runs only when it does
-    not. A calibration suite is too small, and too unlike new footage, for its best point to move the
-    threshold: on two renderings of the synthetic world the calibration part's best point was 0.74-0.75 (over
-    the prior in 72% and 96% of the resamples, and in 96% when whole videos were resampled), while the
-    held-out scenes, in words of their own, kept recall 0.79-0.82 at 0.5 and fell to 0.63 there.
+    is kept whenever its averaged precision reaches ``min_precision`` (or no threshold's does); the search
+    above runs only when another threshold is precise enough and the prior is not. A calibration suite is too
+    small, and too unlike new footage, for its best point to move the threshold: on two renderings of the
+    synthetic world the calibration part's best point was 0.74-0.75 (over the prior in 72% and 96% of the
+    resamples, and in 96% when whole videos were resampled), while the held-out scenes, in words of their own,
+    kept recall 0.79-0.82 at 0.5 and fell to 0.63 there.
     """
     import numpy as np
 

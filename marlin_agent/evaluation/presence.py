@@ -247,7 +247,7 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
 # 0.72 (held-out recall 0.86 -> 0.67).
 FIT_MIN_PRECISION = 0.8
 # The weights are fitted with each class weighing the same, so a confidence of 0.5 is where a right moment and a
-# wrong one are even: the threshold stays there unless another is better in most resamples (steady_threshold).
+# wrong one are even: the threshold stays there while its answers are precise enough (steady_threshold).
 FIT_PRIOR_THRESHOLD = 0.5
 
 
