@@ -52,6 +52,15 @@ def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says
     assert shown in alignment.explain()
 
 
+def test_an_antonym_needs_one_of_the_two_words_in_its_commonest_sense(aligner):
+    """"Lifting" (a sling) rises only in its fourth sense, "fall" falls only in its second: no contradiction.
+    "Unfolded" is the opposite of "folded" in the commonest sense of "fold", however far down its own list."""
+    dropped = aligner.align("when do the bricks fall?", "A load of bricks drops from the lifting sling and shatters.")
+    assert dropped.conflict == 0, dropped.explain()
+    unfolded = aligner.align("the omelette is unfolded", "The omelette is folded in half and slid onto a plate.")
+    assert unfolded.conflict >= 0.7 and "folded, not unfolded (antonym)" in unfolded.explain()
+
+
 def test_a_described_word_used_in_the_rarer_sense_the_asked_word_names_supports_it(aligner):
     """"Works the dough" is kneading: the caption uses "work" in one of its rarer senses, and the asked word
     says which. The other way round a rare sense proves nothing: "kneads" does not make every "work" knead."""
@@ -209,3 +218,20 @@ def test_marlins_own_caption_checked_again_is_not_vetoed_by_another_wording_of_t
     # A question asked in other words is still denied by any wording of the moment.
     asked = read("the garage door opens", "The garage door opens slowly.", "The garage door closes.")
     assert asked["lexical_conflict"].score == 1.0 and "closes, not opens (antonym)" in asked["lexical"].text
+
+
+def test_a_wording_that_says_the_asked_word_is_not_denied_by_another_that_names_its_close_kin(aligner, tmp_path):
+    """One moment worded twice, "fog" in one caption and "smoke" in the other: the asked "fog" is said there,
+    and the close kin in the other wording is how captioners differ, not a denial. An antonym still denies."""
+    from marlin_agent.config import load_settings
+    from marlin_agent.verification.signals.lexical import Lexical
+
+    settings = load_settings({"verify.wordnet": str(aligner.wordnet.folder)}, env={"MARLIN_HOME": str(tmp_path)})
+    signal = Lexical(settings, embed=None)
+    asked = "fog cannons blast along the front of the stage"
+    said = [Event(start=12.0, end=20.0, text="Cannons at the stage edge fire columns of fog into the air.")]
+    other = [Event(start=12.0, end=20.0, text="Jets of white smoke shoot up from the front of the stage.")]
+    alone = {e.kind: e for e in signal.read(SpanTexts(event=asked, span=(12.0, 20.0), events=other))}
+    assert alone["lexical_conflict"].score == 0.6 and "smoke, not fog" in alone["lexical"].text
+    both = {e.kind: e for e in signal.read(SpanTexts(event=asked, span=(12.0, 20.0), events=said, fresh=other))}
+    assert "lexical_conflict" not in both and "fog = fog" in both["lexical"].text

@@ -377,7 +377,7 @@ class LexicalAligner:
                     credit = self._credit(a, s, pos, rank, other_rank, links)
                     if credit:
                         best = max(best, credit)
-                    elif s in antonyms:
+                    elif s in antonyms and min(rank, other_rank) == 0:
                         conflict = "antonym"
                     elif conflict in (None, "kin"):
                         conflict = self._siblings(a, s, pos, rank, other_rank) or conflict
@@ -563,7 +563,13 @@ class Lexical:
             denial = max((self.aligner.align(texts.asked, text, texts.about_speech) for text in wordings),
                          key=lambda other: other.conflict)
             conflict = max(alignment, denial, key=lambda other: other.conflict)
-            if conflict is denial and _words(row.text) == _words(texts.asked):
+            said_here = {asked for asked, _, credit in alignment.aligned if credit >= 0.99}
+            if conflict is denial and denial.conflicts and all(why == "kin" and asked in said_here
+                                                               for asked, _, why in denial.conflicts):
+                # This description says the very word another wording of the moment names a close kin of
+                # ("fog" here, "smoke" there): one moment worded apart, not a denial.
+                conflict = alignment
+            elif conflict is denial and _words(row.text) == _words(texts.asked):
                 # The event is, word for word, what Marlin described here (the agent checking Marlin's own
                 # caption of a neighbouring event): another wording's "denial" is then two readings of one
                 # moment worded apart ("forklift" / "lift truck"). It weighs as close kin does, never vetoes.
