@@ -40,6 +40,7 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
+from marlin_agent.tools.timing import caption_timing
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
@@ -454,6 +455,11 @@ class Toolbox:
             score, reason = await self.verifier.judge(event, fresh)
             evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
                                      score=round(min(1.0, max(0.0, score)), 3)))
+        timed = (caption_timing(span, evidence, texts.events)
+                 if proposed_by == "grounding" and not self.speech_question else None)
+        if timed is not None:
+            (start, end), note = timed
+            evidence.append(note)
         moment = Moment(video=ref, start=start, end=end, evidence=evidence,
                         confidence=self.verifier.confidence(evidence, self.speech_question))
         self.verified.append(moment)
