@@ -228,3 +228,22 @@ def test_what_happens_after_an_event_is_the_next_one_whole_when_the_index_cut_it
     assert [(m.start, m.end) for m in answer.moments] == [(48.0, 63.0), (72.0, 80.0)]
     assert tools.regrounded == [(48.2, 54.8)]  # its other piece is not grounded, verified or listed again
     assert [span for _, *span in tools.verified] == [[48.0, 63.0], [72.0, 80.0]]
+
+
+def test_an_anchor_found_more_than_once_is_its_clearest_occurrence_and_the_answer_says_so():
+    """"What happens after the crash": the verifier passed it twice, the weaker one (0.55) a near miss before
+    the real crash (0.9). The answer is relative to the clearest, not to whichever came first."""
+    from marlin_agent.domain import Moment
+    from marlin_agent.planners.operators import FormAnswerer
+
+    tools = _Chunked()
+
+    async def find(event: str, exhaustive: bool):
+        return [Moment(video=tools.video, start=2.0, end=9.0, confidence=0.55, evidence=[]),
+                Moment(video=tools.video, start=22.0, end=30.0, confidence=0.9, evidence=[])]
+
+    question = "what happens after a rider in green crashes?"
+    answer = asyncio.run(FormAnswerer(tools, find, ["v"]).answer(question, read_question(question)))
+    assert (answer.relation.anchor.start, answer.relation.anchor.end) == (22.0, 30.0)
+    assert [(m.start, m.end) for m in answer.moments][0] == (48.0, 63.0)
+    assert "(0:22.0–0:30.0, the clearest of the 2 times it was found)" in answer.answer

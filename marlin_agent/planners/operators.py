@@ -111,16 +111,21 @@ class FormAnswerer:
                  f"(confidence {best.confidence:.2f}).")
         return self._done(question, plan, True, words, [best], rejected, started, duration=seconds)
 
-    async def _anchor(self, event: str, after: Moment | None = None) -> tuple[Moment | None, list[Moment]]:
-        """The anchor's first verified occurrence (after ``after``, in its video, when given)."""
+    async def _anchor(self, event: str, after: Moment | None = None) -> tuple[Moment | None, list[Moment], int]:
+        """(the anchor's verified occurrence, the rejected candidates, how many occurrences were verified).
+
+        The clearest occurrence (the most confident): a second one of an event that happens once is the
+        verifier's weaker mistake, and the earliest would put the answer wherever that mistake fell. With
+        ``after`` (the end of a "between"), the first occurrence after it in its video."""
         found, rejected = await self.occurrences(event)
         if after is not None:
             found = [m for m in found if m.video.id == after.video.id and m.start >= after.end - _EDGE]
-        return (found[0] if found else None), rejected
+            return (found[0] if found else None), rejected, len(found)
+        return max(found, key=lambda m: m.confidence, default=None), rejected, len(found)
 
     async def _relation(self, question: str, plan: QuestionPlan, started: float) -> Answer:
         assert plan.anchor is not None
-        anchor, rejected = await self._anchor(plan.anchor)
+        anchor, rejected, times = await self._anchor(plan.anchor)
         if anchor is None:
             words = (f'Not found: the event it is relative to, "{plan.anchor}", was not confirmed, so nothing can be '
                      f"placed {plan.form} it. " + summary(plan.anchor, [], rejected, len(self.video_ids)))
@@ -128,7 +133,7 @@ class FormAnswerer:
         anchor_end = None
         if plan.form == "between":
             assert plan.anchor_end is not None
-            anchor_end, more = await self._anchor(plan.anchor_end, after=anchor)
+            anchor_end, more, _ = await self._anchor(plan.anchor_end, after=anchor)
             if anchor_end is None:
                 words = (f'Not found: "{plan.anchor}" is at {clock(anchor.start)}–{clock(anchor.end)}, but '
                          f'"{plan.anchor_end}" was not confirmed after it.')
@@ -143,7 +148,8 @@ class FormAnswerer:
         else:  # "what happens after Y": the indexed events on that side, each verified, nearest first
             chosen = await self._neighbours(plan.form, anchor, anchor_end)
             what = "what happens"
-        where = f'"{plan.anchor}" ({clock(anchor.start)}–{clock(anchor.end)})'
+        where = f'"{plan.anchor}" ({clock(anchor.start)}–{clock(anchor.end)}' + (
+            f", the clearest of the {times} times it was found)" if times > 1 else ")")
         if plan.form == "between":
             where += f' and "{plan.anchor_end}" ({clock(anchor_end.start)}–{clock(anchor_end.end)})'
         if not chosen:
