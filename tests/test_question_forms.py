@@ -247,3 +247,38 @@ def test_an_anchor_found_more_than_once_is_its_clearest_occurrence_and_the_answe
     assert (answer.relation.anchor.start, answer.relation.anchor.end) == (22.0, 30.0)
     assert [(m.start, m.end) for m in answer.moments][0] == (48.0, 63.0)
     assert "(0:22.0–0:30.0, the clearest of the 2 times it was found)" in answer.answer
+
+
+def _said(tools, start: float, end: float, confidence: float, words_said: float, text: str):
+    from marlin_agent.domain import Evidence, Moment
+
+    return Moment(video=tools.video, start=start, end=end, confidence=confidence,
+                  evidence=[Evidence(kind="lexical", text=f'"{text}"', start=start, end=end, score=words_said)])
+
+
+def test_a_count_leaves_out_a_look_alike_whose_description_says_much_less_of_the_event_and_says_so():
+    """Both moments passed, but one says "fog cannons" and the other only "cannons" (of confetti): the
+    captioner words one event alike each time, so the second is another event, named in the answer."""
+    from marlin_agent.planners.operators import FormAnswerer
+
+    tools = _Chunked()
+
+    async def find(event: str, exhaustive: bool):
+        return [_said(tools, 12.0, 20.0, 0.85, 0.8, "Cannons at the stage edge fire columns of fog."),
+                _said(tools, 50.0, 58.0, 0.77, 0.4, "Confetti rains down from cannons above the stage.")]
+
+    question = "how many times do fog cannons blast along the front of the stage?"
+    answer = asyncio.run(FormAnswerer(tools, find, ["v"]).answer(question, read_question(question)))
+    assert answer.count == 1 and [(m.start, m.end) for m in answer.moments] == [(12.0, 20.0)]
+    assert "Not counted: 0:50.0, which passed but is described with much less of it" in answer.answer
+    assert (answer.rejected[0].start, answer.rejected[0].end) == (50.0, 58.0)
+
+
+def test_occurrences_described_alike_are_all_counted():
+    from marlin_agent.planners.operators import look_alikes
+
+    tools = _Chunked()
+    circles = [_said(tools, 4.0, 9.0, 0.95, 1.0, "a red circle appears"),
+               _said(tools, 131.0, 140.0, 0.82, 1.0, "a white circle appears"),
+               _said(tools, 185.0, 193.0, 0.81, 0.8, "a purple circle is shown")]
+    assert look_alikes(circles) == (circles, [])

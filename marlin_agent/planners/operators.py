@@ -31,6 +31,9 @@ NEIGHBOURS = 3
 # An event that starts this close before the anchor ends still counts as after it (caption times
 # are good to about half a second).
 _EDGE = 1.0
+# An occurrence whose description says this much less of the event (the share of its words said) than the
+# best-said occurrence's is a look-alike the other signals carried over the threshold, not the event again.
+LOOK_ALIKE_GAP = 0.3
 
 
 def joined(moments: list[Moment]) -> list[Moment]:
@@ -46,6 +49,23 @@ def joined(moments: list[Moment]) -> list[Moment]:
         else:
             out.append(moment)
     return out
+
+
+def _words_said(moment: Moment) -> float | None:
+    return next((e.score for e in moment.evidence if e.kind == "lexical"), None)
+
+
+def look_alikes(moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
+    """(the occurrences, the look-alikes among them). One captioner words an event alike each time it
+    happens ("a circle appears", three times over); a moment whose description says much less of the asked
+    event than another occurrence's ("cannons" of confetti, where "fog cannons" were said) passed on the
+    other signals' strength, and counting it would count a different event."""
+    said = [w for w in map(_words_said, moments) if w is not None]
+    if not said:
+        return moments, []
+    floor = max(said) - LOOK_ALIKE_GAP
+    alike = [m for m in moments if (w := _words_said(m)) is not None and w < floor]
+    return [m for m in moments if m not in alike], alike
 
 
 def in_order(moments: list[Moment]) -> list[Moment]:
@@ -74,9 +94,16 @@ class FormAnswerer:
         self.threshold = tools.verifier.threshold
 
     async def occurrences(self, event: str) -> tuple[list[Moment], list[Moment]]:
-        """(distinct verified occurrences in time order, rejected candidates) of ``event``."""
+        """(distinct verified occurrences in time order, rejected candidates) of ``event``; look-alikes that
+        passed the threshold lead the rejected ones."""
         accepted, rejected = decide(await self.find(event, True), self.threshold)
-        return in_order(joined(accepted)), rejected
+        found, alike = look_alikes(in_order(joined(accepted)))
+        return found, alike + rejected
+
+    def _not_counted(self, rejected: list[Moment]) -> str:
+        alike = [m for m in rejected if m.confidence >= self.threshold]
+        return (f" Not counted: {_times(alike)}, which passed but {'is' if len(alike) == 1 else 'are'} described "
+                "with much less of it than the rest: a look-alike." if alike else "")
 
     async def answer(self, question: str, plan: QuestionPlan) -> Answer:
         started = time.monotonic()
@@ -90,14 +117,16 @@ class FormAnswerer:
         assert plan.target is not None
         found, rejected = await self.occurrences(plan.target)
         if plan.form == "count":
-            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.' if found
+            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
+                     + self._not_counted(rejected) if found
                      else "0 times. " + summary(plan.target, [], rejected, len(self.video_ids)))
             return self._done(question, plan, bool(found), words, found, rejected, started, count=len(found))
         if not found:
             return self._done(question, plan, False, summary(plan.target, [], rejected, len(self.video_ids)), [],
                               rejected, started, count=0 if plan.form == "every" else None)
         if plan.form == "every":
-            words = f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
+            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
+                     + self._not_counted(rejected))
             return self._done(question, plan, True, words, found, rejected, started, count=len(found))
         if plan.form in ("first", "last"):
             chosen = found[0] if plan.form == "first" else found[-1]
