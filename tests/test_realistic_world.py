@@ -146,3 +146,24 @@ def test_the_harsher_scenes_are_new_kinds_in_words_of_their_own_and_all_held_out
     assert not shared, shared
     assert len(HARSH) >= 6 and not {s.kind for s in HARSH} <= {s.kind for s in first}
     assert {s.name for s in HARSH} <= {s.name for s in scenes("heldout")}
+
+
+def test_a_moment_marlins_find_placed_a_few_seconds_off_is_reported_with_the_caption_event_that_says_it(
+        tmp_path, library_env):
+    """On the dashcam, Marlin's find puts "the airport sign" at 36.7-42.4 s (the truth is 33-40) and its caption
+    has the event at 32.8-39.8 s, which is what the verifier read. That caption ends at the edge of the chunk it
+    was told in (0-40 s), so it may be a piece of the event: the answer is the two together, on the truth
+    rather than beside it (IoU 0.35 before), and its evidence says why it moved."""
+    from evals.synthetic.realistic import make_scene_video
+    from evals.synthetic.scenes import WORLD
+
+    scene = next(s for s in WORLD if s.name == "dashcam_motorway")
+    video = tmp_path / f"{scene.name}.mp4"
+    truth = make_scene_video(video, scene)[2]
+    result = _ask("when do we pass the airport sign?", video, library_env)
+    assert result.found, result.answer
+    moment = result.moments[0]
+    assert iou((moment.start, moment.end), truth) >= 0.7, [(e.kind, e.start, e.end) for e in moment.evidence]
+    assert (moment.start, moment.end) == (32.8, 42.4)
+    assert any(e.kind == "grounding" and e.text.startswith("joined with Marlin's caption event at 0:32.8–0:39.8")
+               for e in moment.evidence)

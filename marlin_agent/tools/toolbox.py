@@ -40,7 +40,7 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
-from marlin_agent.tools.timing import caption_timing
+from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
@@ -455,7 +455,8 @@ class Toolbox:
             score, reason = await self.verifier.judge(event, fresh)
             evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
                                      score=round(min(1.0, max(0.0, score)), 3)))
-        timed = (caption_timing(span, evidence, texts.events)
+        timed = (caption_timing(span, evidence, texts.events,
+                                lambda row: cut_at_chunk_edge(row, video.duration, EDGE_SECONDS))
                  if proposed_by == "grounding" and not self.speech_question else None)
         if timed is not None:
             (start, end), note = timed
