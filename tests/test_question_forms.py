@@ -282,3 +282,17 @@ def test_occurrences_described_alike_are_all_counted():
                _said(tools, 131.0, 140.0, 0.82, 1.0, "a white circle appears"),
                _said(tools, 185.0, 193.0, 0.81, 0.8, "a purple circle is shown")]
     assert look_alikes(circles) == (circles, [])
+
+
+def test_an_occurrence_that_names_another_thing_where_one_was_asked_is_a_look_alike():
+    """"The baker puts the loaf into the oven": one moment says baker, puts, loaf, but "tin" where the oven was
+    asked; the other says the oven but not the loaf. The first is the loaf going into its tin, not the event."""
+    from marlin_agent.domain import Evidence, Moment
+    from marlin_agent.planners.operators import look_alikes
+
+    tools = _Chunked()
+    tin = Moment(video=tools.video, start=13.3, end=17.8, confidence=0.72, evidence=[
+        Evidence(kind="lexical", text="tin where oven was asked", start=13.3, end=17.8, score=0.8),
+        Evidence(kind="lexical_swap", text="tin where oven was asked", start=13.3, end=17.8, score=1.0)])
+    oven = _said(tools, 31.3, 36.0, 0.67, 0.76, "The baker opens the oven and slides the tin inside.")
+    assert look_alikes([tin, oven]) == ([oven], [tin])

@@ -31,9 +31,11 @@ NEIGHBOURS = 3
 # An event that starts this close before the anchor ends still counts as after it (caption times
 # are good to about half a second).
 _EDGE = 1.0
-# An occurrence whose description says this much less of the event (the share of its words said) than the
-# best-said occurrence's is a look-alike the other signals carried over the threshold, not the event again.
+# An occurrence whose description says this much less of the event (the share of its words said, less what
+# it denies) than the best-said occurrence's is a look-alike the other signals carried over the threshold.
 LOOK_ALIKE_GAP = 0.3
+# A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
+_SWAP_COST = 0.5
 
 
 def joined(moments: list[Moment]) -> list[Moment]:
@@ -52,14 +54,19 @@ def joined(moments: list[Moment]) -> list[Moment]:
 
 
 def _words_said(moment: Moment) -> float | None:
-    return next((e.score for e in moment.evidence if e.kind == "lexical"), None)
+    """How much of the event the moment's description says in words, less what it denies or swaps."""
+    scores = {e.kind: e.score for e in moment.evidence if e.kind in ("lexical", "lexical_conflict", "lexical_swap")}
+    if "lexical" not in scores:
+        return None
+    return scores["lexical"] - scores.get("lexical_conflict", 0.0) - _SWAP_COST * scores.get("lexical_swap", 0.0)
 
 
 def look_alikes(moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
     """(the occurrences, the look-alikes among them). One captioner words an event alike each time it
     happens ("a circle appears", three times over); a moment whose description says much less of the asked
-    event than another occurrence's ("cannons" of confetti, where "fog cannons" were said) passed on the
-    other signals' strength, and counting it would count a different event."""
+    event than another occurrence's ("cannons" of confetti, where "fog cannons" were said; the loaf put "into
+    the loaf tin", where it was asked into the oven) passed on the other signals' strength, and counting it
+    would count a different event."""
     said = [w for w in map(_words_said, moments) if w is not None]
     if not said:
         return moments, []
