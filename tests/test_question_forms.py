@@ -296,3 +296,18 @@ def test_an_occurrence_that_names_another_thing_where_one_was_asked_is_a_look_al
         Evidence(kind="lexical_swap", text="tin where oven was asked", start=13.3, end=17.8, score=1.0)])
     oven = _said(tools, 31.3, 36.0, 0.67, 0.76, "The baker opens the oven and slides the tin inside.")
     assert look_alikes([tin, oven]) == ([oven], [tin])
+
+
+def test_a_repeat_told_in_other_words_is_still_counted():
+    """"A car passes" three times: "a car passes on the left" says all of it, "another car drives by" half
+    (nothing in WordNet links "drives by" to "passes"). Half the event said is a repeat in other words, not a
+    look-alike; a description that says less than that, and much less than another's, is."""
+    from marlin_agent.planners.operators import look_alikes
+
+    tools = _Chunked()
+    cars = [_said(tools, 4.0, 9.0, 0.9, 1.0, "A car passes on the left."),
+            _said(tools, 20.0, 26.0, 0.7, 0.5, "Another car drives by."),
+            _said(tools, 40.0, 46.0, 0.8, 0.95, "A silver hatchback goes past the camera.")]
+    assert look_alikes(cars) == (cars, [])
+    bus = _said(tools, 60.0, 66.0, 0.6, 0.4, "A bus stops at the shelter.")
+    assert look_alikes([*cars, bus]) == (cars, [bus])

@@ -31,8 +31,11 @@ NEIGHBOURS = 3
 # An event that starts this close before the anchor ends still counts as after it (caption times
 # are good to about half a second).
 _EDGE = 1.0
-# An occurrence whose description says this much less of the event (the share of its words said, less what
-# it denies) than the best-said occurrence's is a look-alike the other signals carried over the threshold.
+# An occurrence whose description says less than this share of the event (its words said, less what it
+# denies), and this much less than the best-said occurrence's, is a look-alike the other signals carried
+# over the threshold. Both: a repeat told in other words ("another car drives by" for "a car passes", 0.5)
+# is still counted.
+LOOK_ALIKE_SAYS = 0.45
 LOOK_ALIKE_GAP = 0.3
 # A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
 _SWAP_COST = 0.5
@@ -70,7 +73,7 @@ def look_alikes(moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
     said = [w for w in map(_words_said, moments) if w is not None]
     if not said:
         return moments, []
-    floor = max(said) - LOOK_ALIKE_GAP
+    floor = min(LOOK_ALIKE_SAYS, max(said) - LOOK_ALIKE_GAP)
     alike = [m for m in moments if (w := _words_said(m)) is not None and w < floor]
     return [m for m in moments if m not in alike], alike
 
