@@ -156,6 +156,17 @@ def test_an_act_that_no_description_says_in_words_or_meaning_keeps_the_moment_un
     assert combined(no_act, calibration) >= 0.5  # "the red circle" names no act to miss
 
 
+def test_an_entailment_models_yes_does_not_say_an_act_in_a_description_unlike_the_event():
+    """"The teacher wipes the whiteboard clean" against "the teacher draws out a division problem": no word
+    says wiping, the description hardly reads like the event, and a small entailment model says yes anyway."""
+    calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0},
+                              bias=-2.0, threshold=0.5)
+    teacher = {"lexical": 0.5, "similarity": 0.17, "lexical_action": 0.0, "caption_event": 0.87}
+    assert combined({**teacher, "similarity": 0.9}, calibration) >= 0.5  # a paraphrase the words miss
+    assert combined(teacher, calibration) < 0.5
+    assert combined({k: v for k, v in teacher.items() if k != "similarity"}, calibration) >= 0.5  # no embedding
+
+
 def test_speech_alone_lifts_a_question_about_what_is_said_but_not_one_about_what_is_seen():
     """A spoken line that says the event, strongly enough to pass on its own, with nothing on screen that
     says it: a question about what is seen stays below the threshold, one about what is said passes."""

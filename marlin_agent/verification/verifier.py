@@ -14,7 +14,10 @@ one confidence with the rules that keep an answer honest:
   near miss looks like.
 - **The act must be said.** When the event names an act ("the baker slices the loaf") that no
   description over the span says, neither word for word (the lexical signal) nor in meaning (the
-  entailment model), the moment is another one of the same scene, whatever else matches.
+  entailment model), the moment is another one of the same scene, whatever else matches. Nor when
+  only the entailment model reads it there, in a description that hardly reads like the event at
+  all: that is a small model's known false "yes" ("the teacher wipes the whiteboard clean" read
+  into "the teacher draws out a division problem in marker pen").
 - **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
   caption can only lower the confidence: a found moment needs its other evidence to pass on
   its own, so text in the footage that talks the judge into "yes" changes nothing.
@@ -48,6 +51,9 @@ CONTRADICTED_MARGIN = 0.05
 # read the event there.
 ENTAILED_KINDS = ("caption_event", "fresh_caption")
 UNREAD = 0.5
+# The similarity signal's score under which a description hardly reads like the event (MiniLM cosine about
+# 0.51): an entailment model's "yes" there does not make an act no word says.
+UNLIKE = 0.3
 
 
 def about_speech(question: str) -> bool:
@@ -58,7 +64,11 @@ def about_speech(question: str) -> bool:
 def unsaid_act(found: dict[str, float]) -> bool:
     """The act the event names ("slices") is said by no description over the span, in words or in meaning:
     the baker and the loaf are there, but this is another moment of the same scene."""
-    return found.get("lexical_action") == 0.0 and max(found.get(kind, 0.0) for kind in ENTAILED_KINDS) < UNREAD
+    if found.get("lexical_action") != 0.0:
+        return False
+    read = max(found.get(kind, 0.0) for kind in ENTAILED_KINDS) >= UNREAD
+    unlike = "similarity" in found and found["similarity"] < UNLIKE
+    return not read or unlike
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False) -> float:
