@@ -70,3 +70,23 @@ def test_why_a_moment_fell_short_is_told_in_the_words_of_its_evidence():
                     "speech says it 25%, re-grounding agreed 50%, the judge gave 20%")
     assert "contradicts" not in weakest(moment(0, 5, 0.4, contradiction=0.49))
     assert "best_match" not in weakest(moment(0, 5, 0.4, best_match=0.4))
+
+
+def test_a_when_answer_leaves_out_a_look_alike_and_names_it(tmp_path):
+    """"When does the baker put the loaf into the oven": the loaf going into its tin passed (0.72) with "tin"
+    where the oven was asked; the moment at the oven (0.67) says most of it. The answer is the oven, and says
+    which moment it left out and why."""
+    from types import SimpleNamespace
+
+    from marlin_agent.config import load_settings
+    from marlin_agent.planners.pipeline import PipelinePlanner
+
+    tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5), trace=[], marlin_calls=0)
+    planner = PipelinePlanner(load_settings(env={"MARLIN_HOME": str(tmp_path)}), tools)
+    tin = moment(13.3, 17.8, 0.72, lexical=0.8, lexical_swap=1.0)
+    oven = moment(31.3, 36.0, 0.67, lexical=0.76)
+    answer = planner.conclude("when does the baker put the loaf into the oven?", "the baker puts the loaf into the oven",
+                              [tin, oven], 1, 0.0)
+    assert answer.found and answer.moments == [oven] and answer.rejected[0] is tin
+    assert answer.answer.startswith('"the baker puts the loaf into the oven": street at 0:31.3')
+    assert "Left out: 0:13.3, which passed but whose description says much less of it" in answer.answer

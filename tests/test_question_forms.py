@@ -270,12 +270,12 @@ def test_a_count_leaves_out_a_look_alike_whose_description_says_much_less_of_the
     question = "how many times do fog cannons blast along the front of the stage?"
     answer = asyncio.run(FormAnswerer(tools, find, ["v"]).answer(question, read_question(question)))
     assert answer.count == 1 and [(m.start, m.end) for m in answer.moments] == [(12.0, 20.0)]
-    assert "Not counted: 0:50.0, which passed but is described with much less of it" in answer.answer
+    assert "Not counted: 0:50.0, which passed but whose description says much less of it" in answer.answer
     assert (answer.rejected[0].start, answer.rejected[0].end) == (50.0, 58.0)
 
 
 def test_occurrences_described_alike_are_all_counted():
-    from marlin_agent.planners.operators import look_alikes
+    from marlin_agent.planners.conclude import look_alikes
 
     tools = _Chunked()
     circles = [_said(tools, 4.0, 9.0, 0.95, 1.0, "a red circle appears"),
@@ -288,7 +288,7 @@ def test_an_occurrence_that_names_another_thing_where_one_was_asked_is_a_look_al
     """"The baker puts the loaf into the oven": one moment says baker, puts, loaf, but "tin" where the oven was
     asked; the other says the oven but not the loaf. The first is the loaf going into its tin, not the event."""
     from marlin_agent.domain import Evidence, Moment
-    from marlin_agent.planners.operators import look_alikes
+    from marlin_agent.planners.conclude import look_alikes
 
     tools = _Chunked()
     tin = Moment(video=tools.video, start=13.3, end=17.8, confidence=0.72, evidence=[
@@ -302,7 +302,7 @@ def test_a_repeat_told_in_other_words_is_still_counted():
     """"A car passes" three times: "a car passes on the left" says all of it, "another car drives by" half
     (nothing in WordNet links "drives by" to "passes"). Half the event said is a repeat in other words, not a
     look-alike; a description that says less than that, and much less than another's, is."""
-    from marlin_agent.planners.operators import look_alikes
+    from marlin_agent.planners.conclude import look_alikes
 
     tools = _Chunked()
     cars = [_said(tools, 4.0, 9.0, 0.9, 1.0, "A car passes on the left."),

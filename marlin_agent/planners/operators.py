@@ -18,7 +18,7 @@ from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Evidence, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
 from marlin_agent.library.records import Segment
-from marlin_agent.planners.conclude import decide, summary
+from marlin_agent.planners.conclude import LOOK_ALIKE_WHY, decide, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.verification.signals import iou
@@ -31,14 +31,6 @@ NEIGHBOURS = 3
 # An event that starts this close before the anchor ends still counts as after it (caption times
 # are good to about half a second).
 _EDGE = 1.0
-# An occurrence whose description says less than this share of the event (its words said, less what it
-# denies), and this much less than the best-said occurrence's, is a look-alike the other signals carried
-# over the threshold. Both: a repeat told in other words ("another car drives by" for "a car passes", 0.5)
-# is still counted.
-LOOK_ALIKE_SAYS = 0.45
-LOOK_ALIKE_GAP = 0.3
-# A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
-_SWAP_COST = 0.5
 
 
 def joined(moments: list[Moment]) -> list[Moment]:
@@ -54,28 +46,6 @@ def joined(moments: list[Moment]) -> list[Moment]:
         else:
             out.append(moment)
     return out
-
-
-def _words_said(moment: Moment) -> float | None:
-    """How much of the event the moment's description says in words, less what it denies or swaps."""
-    scores = {e.kind: e.score for e in moment.evidence if e.kind in ("lexical", "lexical_conflict", "lexical_swap")}
-    if "lexical" not in scores:
-        return None
-    return scores["lexical"] - scores.get("lexical_conflict", 0.0) - _SWAP_COST * scores.get("lexical_swap", 0.0)
-
-
-def look_alikes(moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
-    """(the occurrences, the look-alikes among them). One captioner words an event alike each time it
-    happens ("a circle appears", three times over); a moment whose description says much less of the asked
-    event than another occurrence's ("cannons" of confetti, where "fog cannons" were said; the loaf put "into
-    the loaf tin", where it was asked into the oven) passed on the other signals' strength, and counting it
-    would count a different event."""
-    said = [w for w in map(_words_said, moments) if w is not None]
-    if not said:
-        return moments, []
-    floor = min(LOOK_ALIKE_SAYS, max(said) - LOOK_ALIKE_GAP)
-    alike = [m for m in moments if (w := _words_said(m)) is not None and w < floor]
-    return [m for m in moments if m not in alike], alike
 
 
 def in_order(moments: list[Moment]) -> list[Moment]:
@@ -112,8 +82,7 @@ class FormAnswerer:
 
     def _not_counted(self, rejected: list[Moment]) -> str:
         alike = [m for m in rejected if m.confidence >= self.threshold]
-        return (f" Not counted: {_times(alike)}, which passed but {'is' if len(alike) == 1 else 'are'} described "
-                "with much less of it than the rest: a look-alike." if alike else "")
+        return f" Not counted: {_times(alike)}, {LOOK_ALIKE_WHY}." if alike else ""
 
     async def answer(self, question: str, plan: QuestionPlan) -> Answer:
         started = time.monotonic()
