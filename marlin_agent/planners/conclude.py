@@ -18,8 +18,6 @@ LOOK_ALIKE_SAYS = 0.45
 LOOK_ALIKE_GAP = 0.3
 # A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
 _SWAP_COST = 0.5
-# How an answer names the look-alikes it leaves out.
-LOOK_ALIKE_WHY = "which passed but whose description says much less of it than another's: a look-alike"
 
 
 def _words_said(moment: Moment) -> float | None:
@@ -42,6 +40,14 @@ def look_alikes(moments: list[Moment]) -> tuple[list[Moment], list[Moment]]:
     floor = min(LOOK_ALIKE_SAYS, max(said) - LOOK_ALIKE_GAP)
     alike = [m for m in moments if (w := _words_said(m)) is not None and w < floor]
     return [m for m in moments if m not in alike], alike
+
+
+def left_out(alike: list[Moment], lead: str = "Left out") -> str:
+    """How an answer names the look-alikes it leaves out ("" for none)."""
+    if not alike:
+        return ""
+    return (f" {lead}: {', '.join(clock(m.start) for m in alike)}, which passed but whose description says much "
+            "less of it than another's: a look-alike.")
 
 
 def decide(moments: list[Moment], threshold: float) -> tuple[list[Moment], list[Moment]]:

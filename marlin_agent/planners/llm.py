@@ -28,7 +28,7 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, PlannerUnavailable
 from marlin_agent.planners.candidates import Candidates
-from marlin_agent.planners.conclude import decide, in_time_order, summary
+from marlin_agent.planners.conclude import decide, in_time_order, left_out, look_alikes, summary
 from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
@@ -245,12 +245,15 @@ class LLMPlanner:
             # The planner decides which verified moments answer the question ("before the goal"
             # excludes some that passed); what it did not choose is reported as rejected.
             rejected = [m for m in accepted + rejected if id(m) not in chosen_ids]
-            accepted = in_time_order(decide(chosen, threshold)[0])
-            rejected += [m for m in chosen if m not in accepted]
+            # The chosen moments were all verified for the event asked, so a look-alike among them is left
+            # out as the pipeline leaves it out.
+            accepted, alike = look_alikes(in_time_order(decide(chosen, threshold)[0]))
+            rejected = alike + rejected + [m for m in chosen if m not in accepted and m not in alike]
             # The headline is the structured result's; the planner's own words are kept in the trace,
             # quoted, since they may repeat what the footage told it.
             self.tools.note("planner", f"the planner's answer (not shown as the headline): {output.answer!r}")
             text = summary(event, accepted, rejected, videos)
+            text += left_out(alike)
             if output.count is not None and accepted:
                 text = f"{text} Count: {len(accepted)} verified moment(s)."
         else:

@@ -18,7 +18,7 @@ from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Evidence, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
 from marlin_agent.library.records import Segment
-from marlin_agent.planners.conclude import LOOK_ALIKE_WHY, decide, look_alikes, summary
+from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.verification.signals import iou
@@ -81,8 +81,7 @@ class FormAnswerer:
         return found, alike + rejected
 
     def _not_counted(self, rejected: list[Moment]) -> str:
-        alike = [m for m in rejected if m.confidence >= self.threshold]
-        return f" Not counted: {_times(alike)}, {LOOK_ALIKE_WHY}." if alike else ""
+        return left_out([m for m in rejected if m.confidence >= self.threshold], "Not counted")
 
     async def answer(self, question: str, plan: QuestionPlan) -> Answer:
         started = time.monotonic()

@@ -10,11 +10,10 @@ from __future__ import annotations
 
 import time
 
-from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage, VideoRef
 from marlin_agent.planners.candidates import Candidates, candidate_windows
-from marlin_agent.planners.conclude import LOOK_ALIKE_WHY, decide, look_alikes, summary
+from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
 from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
@@ -61,9 +60,7 @@ class PipelinePlanner:
         # that says much less of it than another passed on the other signals alone (see ``look_alikes``).
         accepted, alike = look_alikes(accepted)
         rejected = alike + rejected
-        text = summary(event, accepted, rejected, videos)
-        if alike:
-            text += f" Left out: {', '.join(clock(m.start) for m in alike)}, {LOOK_ALIKE_WHY}."
+        text = summary(event, accepted, rejected, videos) + left_out(alike)
         return Answer(question=question, found=bool(accepted), answer=text,
                       moments=accepted, rejected=rejected, trace=self.tools.trace,
                       usage=Usage(marlin_calls=self.tools.marlin_calls, seconds=round(time.monotonic() - started, 3)))
