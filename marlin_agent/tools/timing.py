@@ -34,7 +34,9 @@ def caption_timing(span: tuple[float, float], evidence: list[Evidence], events: 
     event (the lexical signal's row), or for a ``piece`` of one the two together; with a note saying so.
     None keeps ``span``."""
     said = next((item for item in evidence if item.kind == "lexical"), None)
-    row = next((r for r in events if said is not None and (r.start, r.end) == (said.start, said.end)), None)
+    if said is None:
+        return None
+    row = next((r for r in events if (r.start, r.end) == (said.start, said.end)), None)
     if row is None:
         return None  # no description, or one from the fresh caption (timed from the span itself)
     if not SAME_EVENT <= iou(span, (row.start, row.end)) < AGREE:
@@ -54,8 +56,12 @@ def caption_timing(span: tuple[float, float], evidence: list[Evidence], events: 
     return moved, Evidence(kind="grounding", text=text, start=moved[0], end=moved[1], score=1.0)
 
 
+def cut_by_window(span: tuple[float, float], window: tuple[float, float], duration: float, edge: float) -> bool:
+    """Does ``span`` touch an edge of the window it was seen in, where the video goes on (so the window may
+    have held only a piece of the event)?"""
+    return window[0] > 0 and span[0] - window[0] <= edge or window[1] < duration and window[1] - span[1] <= edge
+
+
 def cut_at_chunk_edge(row: Segment, duration: float, edge: float) -> bool:
-    """Does the caption event touch an edge of the chunk it was told in, where the video goes on (so the
-    index may hold only a piece of it)?"""
-    low, high = chunk_window(row.chunk_id)
-    return low > 0 and row.start - low <= edge or high < duration and high - row.end <= edge
+    """Does the caption event touch an edge of the chunk it was told in (``cut_by_window``)?"""
+    return cut_by_window((row.start, row.end), chunk_window(row.chunk_id), duration, edge)

@@ -40,7 +40,7 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
-from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge
+from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
@@ -332,9 +332,8 @@ class Toolbox:
         """``whole_span``, and when Marlin was asked and its span does not cover ``found``, what that says
         about ``found`` as re-grounding evidence (a second grounding around it would ask the same)."""
         video = await self.video_info(video_id)
-        cut_start = found.window_start > 0 and found.start - found.window_start <= EDGE_SECONDS
-        cut_end = found.window_end < video.duration and found.window_end - found.end <= EDGE_SECONDS
-        if not (cut_start or cut_end):
+        if not cut_by_window((found.start, found.end), (found.window_start, found.window_end), video.duration,
+                             EDGE_SECONDS):
             return found, None
         window = centred_window(found.start, found.end, video.duration)
         if abs(window[0] - found.window_start) < 1.0 and abs(window[1] - found.window_end) < 1.0:
