@@ -167,6 +167,19 @@ def test_an_entailment_models_yes_does_not_say_an_act_in_a_description_unlike_th
     assert combined({k: v for k, v in teacher.items() if k != "similarity"}, calibration) >= 0.5  # no embedding
 
 
+def test_things_no_word_names_are_not_made_by_an_entailment_models_yes_in_a_description_unlike_the_event():
+    """"A motorbike crashes into the crowd" against "one cyclist in green loses grip and falls onto the
+    grass": "falls" says some of the crash, nothing names the motorbike or the crowd, the description hardly
+    reads like the event, and a small entailment model says yes anyway."""
+    calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 3.0},
+                              bias=-2.0, threshold=0.5)
+    crash = {"lexical": 0.4, "similarity": 0.2, "lexical_action": 0.55, "lexical_thing": 0.0, "caption_event": 0.9}
+    assert combined(crash, calibration) < 0.5
+    assert combined({**crash, "lexical_thing": 0.5}, calibration) >= 0.5  # "the crowd" is said
+    assert combined({**crash, "similarity": 0.6}, calibration) >= 0.5  # worded apart, but it reads like the event
+    assert combined({k: v for k, v in crash.items() if k != "lexical_thing"}, calibration) >= 0.5  # names no thing
+
+
 def test_speech_alone_lifts_a_question_about_what_is_said_but_not_one_about_what_is_seen():
     """A spoken line that says the event, strongly enough to pass on its own, with nothing on screen that
     says it: a question about what is seen stays below the threshold, one about what is said passes."""

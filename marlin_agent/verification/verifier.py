@@ -18,6 +18,10 @@ one confidence with the rules that keep an answer honest:
   only the entailment model reads it there, in a description that hardly reads like the event at
   all: that is a small model's known false "yes" ("the teacher wipes the whiteboard clean" read
   into "the teacher draws out a division problem in marker pen").
+- **So must a thing.** The same holds for the things the event names: when no word over the span names
+  any of them ("a motorbike crashes into the crowd" against "one cyclist in green loses grip and falls
+  onto the grass"), the entailment model's "yes" alone, in a description unlike the event, is that
+  same false "yes".
 - **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
   caption can only lower the confidence: a found moment needs its other evidence to pass on
   its own, so text in the footage that talks the judge into "yes" changes nothing.
@@ -61,14 +65,20 @@ def about_speech(question: str) -> bool:
     return bool(SPEECH_VERB.search(question))
 
 
-def unsaid_act(found: dict[str, float]) -> bool:
-    """The act the event names ("slices") is said by no description over the span, in words or in meaning:
-    the baker and the loaf are there, but this is another moment of the same scene."""
-    if found.get("lexical_action") != 0.0:
+def unsaid(found: dict[str, float], part: str) -> bool:
+    """The part of the event a lexical kind measures (``lexical_action``: the act, "slices";
+    ``lexical_thing``: the things, "a motorbike", "the crowd") is said by no description over the span,
+    in words or in meaning: another moment of the same scene, or of another."""
+    if found.get(part) != 0.0:
         return False
     read = max(found.get(kind, 0.0) for kind in ENTAILED_KINDS) >= UNREAD
     unlike = "similarity" in found and found["similarity"] < UNLIKE
     return not read or unlike
+
+
+def said_nowhere(found: dict[str, float]) -> bool:
+    """The act or the things the event names are said nowhere over the span (see ``unsaid``)."""
+    return unsaid(found, "lexical_action") or unsaid(found, "lexical_thing")
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False) -> float:
@@ -81,7 +91,7 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
                              weights, bias)
         if seen < calibration.threshold - SPEECH_MARGIN:
             decided = min(everything, seen)
-    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()) or unsaid_act(found):
+    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()) or said_nowhere(found):
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
     if JUDGE_KIND in found:
         decided = min(decided, confidence_of(found, weights, bias))
