@@ -69,6 +69,15 @@ def test_a_described_word_used_in_the_rarer_sense_the_asked_word_names_supports_
     assert aligner.align("the baker works late", "The baker kneads the dough.").support < 0.6
 
 
+def test_an_asked_word_in_a_rare_sense_is_said_by_the_kind_the_description_names(aligner):
+    """An ace is a serve only in the sixth of its senses; a description of an unreturnable serve says which one
+    the user meant, though more generally than "ace". A sense the described word merely shares does not count."""
+    ace = aligner.align("the ace", "The white-shirted player hits an unreturnable serve.")
+    assert 0.5 <= ace.support < 0.9 and "ace ~ serve" in ace.explain()
+    assert aligner.align("the ace", "The white-shirted player hits the ball into the net.").support == 0.0
+    assert aligner.align("the baker works late", "The baker kneads the dough.").support < 0.6
+
+
 def test_the_same_act_on_another_thing_says_less_of_the_things_asked(aligner):
     said = "The forklift lifts a pallet of cartons onto the top shelf."
     other_thing = aligner.align("the forklift lifts a pallet of tyres", said)

@@ -107,6 +107,8 @@ _HYPONYM_SENSES = 3
 _GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
+# An asked word in a rare sense the description names the kind of: said, but more generally.
+_RARE_KIND_CREDIT = 0.55
 
 
 @dataclass(frozen=True, eq=False)
@@ -341,6 +343,8 @@ class LexicalAligner:
                 self._relations[key] = (_RARE_SENSE_CREDIT, None)
             elif asked.forms & said.forms or self._reach(asked) & self._reach(said):
                 self._relations[key] = self._relation_uncached(asked, said)
+            elif self._rare_kind(asked, said):
+                self._relations[key] = (_RARE_KIND_CREDIT, None)
             else:  # nothing in common within reach: unrelated, without reading every pair of senses
                 self._relations[key] = (0.0, None)
         return self._relations[key]
@@ -399,6 +403,17 @@ class LexicalAligner:
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
+
+    def _rare_kind(self, asked: Term, said: Term) -> bool:
+        """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
+        its commonest sense: the description says which sense the user meant ("the ace", against "an
+        unreturnable serve": an ace is a serve only in its sixth sense). A kind of it, not the same sense:
+        "kneads" said does not make "the baker works late" ask for kneading."""
+        for pos, ids in said.senses.items():
+            if ids and any(self._ancestors(rare, 1).get(ids[0]) == 1 and self.wordnet.synset(rare).pos == pos
+                           for rare in asked.rare):
+                return True
+        return False
 
     def _derived(self, asked: Term, said: Term) -> bool:
         """Across parts of speech, derivation still links words ("celebration" / "celebrate")."""
