@@ -52,6 +52,14 @@ def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says
     assert shown in alignment.explain()
 
 
+def test_a_particle_reverses_the_event_only_after_the_same_act(aligner):
+    """"Rolls down" is "rolls up" reversed; "lies down", after the dog has hopped onto the couch, is another act."""
+    reversed_shutter = aligner.align("the shutter rolls down", "The loading bay shutter rolls up and daylight floods in.")
+    assert reversed_shutter.conflict >= 0.7 and "up, not down" in reversed_shutter.explain()
+    settled = aligner.align("the dog hops up on the couch", "The dog hops onto the couch and lies down.")
+    assert settled.conflict == 0.0
+
+
 def test_an_antonym_needs_one_of_the_two_words_in_its_commonest_sense(aligner):
     """"Lifting" (a sling) rises only in its fourth sense, "fall" falls only in its second: no contradiction.
     "Unfolded" is the opposite of "folded" in the commonest sense of "fold", however far down its own list."""
@@ -76,6 +84,14 @@ def test_an_asked_word_in_a_rare_sense_is_said_by_the_kind_the_description_names
     assert 0.5 <= ace.support < 0.9 and "ace ~ serve" in ace.explain()
     assert aligner.align("the ace", "The white-shirted player hits the ball into the net.").support == 0.0
     assert aligner.align("the baker works late", "The baker kneads the dough.").support < 0.6
+
+
+def test_the_whole_an_asked_part_belongs_to_says_it_in_part(aligner):
+    """A hand is part of an arm: "lifts her arm" says some of "hand up", less than "hand" would."""
+    hand = aligner.align("a pupil puts her hand up", "A young student lifts her arm to answer.")
+    assert ("hand", "arm", 0.55) in hand.aligned and "hand ~ arm" in hand.explain()
+    part_only = aligner.align("a pupil puts her arm up", "She raises her hand.")  # a part does not say the whole
+    assert not any(said == "hand" for _, said, _ in part_only.aligned)
 
 
 def test_the_same_act_on_another_thing_says_less_of_the_things_asked(aligner):

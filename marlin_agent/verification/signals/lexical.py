@@ -57,6 +57,8 @@ _OPPOSITE_WAYS = {"into": {"out", "outside"}, "inside": {"outside", "out"}, "ind
                   "out": {"into", "inside", "indoors"}, "outside": {"into", "inside", "indoors"},
                   "up": {"down"}, "down": {"up"}, "behind": {"front"}, "front": {"behind"},
                   "above": {"below", "under", "beneath"}, "below": {"above", "over"}, "under": {"over", "above"}}
+# Directions that are a verb's particle ("rolls up"): they reverse the event only after the same act.
+_VERB_PARTICLES = frozenset({"up", "down"})
 _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
@@ -99,6 +101,7 @@ _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
 _LINKS_FROM = "+ & ^ $ * = \\"
 _LINKS_TO = "+ & ^ $ * ="
 _DERIVED = "+ \\ < ="
+_WHOLE = "#p"  # part of: a hand is part of an arm
 # Only a word's commonest senses make a conflict, or a link through more general words.
 _CONFLICT_SENSES = 2
 _MOST_RELATIONS = 262144
@@ -193,10 +196,10 @@ def _is_thing(term: Term) -> bool:
     return not term.act and term.weight >= 0.5 and "n" in term.senses
 
 
-def _reversals(asked: str, said: str) -> list[tuple[str, str, str]]:
+def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> list[tuple[str, str, str]]:
     """(asked, described, why) for a description that goes the other way or denies the event."""
     found = []
-    way = _reversed_way(asked, said)
+    way = _reversed_way(asked, said, same_act)
     if way:
         found.append((way[0], way[1], "the other way"))
     if any(w in NEGATIONS for w in words(said)) != any(w in NEGATIONS for w in words(asked)):
@@ -204,16 +207,22 @@ def _reversals(asked: str, said: str) -> list[tuple[str, str, str]]:
     return found
 
 
-def _reversed_way(asked: str, said: str) -> tuple[str, str] | None:
-    """(asked direction, described direction) when the description goes the other way."""
-    asked_words, said_words = words(asked), set(words(said))
+def _reversed_way(asked: str, said: str, same_act: Callable[[str, str], bool]) -> tuple[str, str] | None:
+    """(asked direction, described direction) when the description goes the other way. A particle ("up",
+    "down") goes with its verb: "lies down" after "hops onto the couch" is another act, not "hops up" reversed."""
+    asked_words, said_words = words(asked), words(said)
     for there, back in _FROM_TO.findall(asked.lower()):
         if (back, there) in _FROM_TO.findall(said.lower()):
             return f"from {there} to {back}", f"from {back} to {there}"
-    for word in asked_words:
-        opposite = _OPPOSITE_WAYS.get(word, set()) & said_words
-        if opposite and word not in said_words:
-            return word, sorted(opposite)[0]
+    for at, word in enumerate(asked_words):
+        if word in said_words:
+            continue
+        for place, other in enumerate(said_words):
+            if other not in _OPPOSITE_WAYS.get(word, ()):
+                continue
+            if word in _VERB_PARTICLES and not (at and place and same_act(asked_words[at - 1], said_words[place - 1])):
+                continue
+            return word, other
     return None
 
 
@@ -359,6 +368,7 @@ class LexicalAligner:
                 for rank, sense in enumerate(ids):
                     found |= set(self._ancestors(sense, _ANCESTOR_STEPS))
                     found |= self._links(sense, _LINKS_FROM) | self._links(sense, _DERIVED) | self._links(sense, "!")
+                    found |= self._links(sense, _WHOLE)
                     lexname = self.wordnet.synset(sense).lexname
                     if pos == "n" and rank < _CONFLICT_SENSES and lexname in _CONCRETE_LEXNAMES:
                         found.add(f"lexname:{lexname}")
@@ -397,6 +407,8 @@ class LexicalAligner:
             return 0.0
         if s in links or a in self._links(s, _LINKS_TO):
             return 0.8
+        if s in self._links(a, _WHOLE) and rank == other_rank == 0:
+            return 0.55  # the whole the asked part belongs to: an arm raised, for a hand up
         up = self._ancestors(s, _ANCESTOR_STEPS)
         if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
             return 0.9 if up[a] <= 2 else 0.75  # the description is more specific: a cyclist is a rider
@@ -493,7 +505,7 @@ class LexicalAligner:
                 result.conflicts.append((term.text, against, reason))
                 conflict = max(conflict, term.weight * _CONFLICT_SCORES[reason])
         if credit_sum > 0:  # a description about something else reverses nothing
-            for denial in _reversals(asked, said):
+            for denial in _reversals(asked, said, self._same_act(asked_terms, said_terms, relations)):
                 result.conflicts.append(denial)
                 conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
@@ -503,6 +515,16 @@ class LexicalAligner:
         result.thing = _said_share(credits, _is_thing)
         result.conflict = round(min(1.0, conflict), 3)
         return result
+
+    @staticmethod
+    def _same_act(asked_terms, said_terms, relations) -> Callable[[str, str], bool]:
+        """Whether an asked word and a described one are the same act (one word, or terms that say each other)."""
+        def same(asked_word: str, said_word: str) -> bool:
+            if asked_word == said_word:
+                return True
+            return any(relations[(a, s)][0] >= 0.5 for a in asked_terms if asked_word in a.text.split()
+                       for s in said_terms if said_word in s.text.split())
+        return same
 
     def _swaps(self, asked_terms, said_terms, relations, used) -> list[tuple[str, str]]:
         """Asked things nothing says, where the description has an unaligned thing of the same kind in
