@@ -85,7 +85,10 @@ def ship_calibration(fitted: dict, model_folder: Path, cache: Path) -> None:
                       onnx_fingerprint(model_folder, cache), table)
 
 
-def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, dict]:
+def run_all(cache: Path, videos: int, results: Path, home: Path, journal: Path | None = None,
+            ship: bool = True) -> dict[str, dict]:
+    """Every eval against the simulator, figures into ``results``; with ``ship`` the calibration fit goes into
+    configs/calibrations.toml, with ``journal`` every verification read is logged there (evals.replay)."""
     worlds = cache / "worlds"
     toy = grounding_suite(worlds, videos=videos)
     calibration = merged_suite(worlds, [realistic_suite(worlds, "calibration"), toy], "calibration")
@@ -97,7 +100,7 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
     with MarlinSimulator() as simulator:
         env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, "MARLIN_EMBED_MODEL": str(minilm_dir()),
                "MARLIN_WHISPER_MODEL": str(whisper_base_dir(models)), "MARLIN_VERIFY_MODEL": str(nli),
-               "MARLIN_PLANNER": "pipeline"}
+               "MARLIN_PLANNER": "pipeline", **({"MARLIN_VERIFY_JOURNAL": str(journal)} if journal else {})}
         runner = CliRunner()
 
         def run(name: str, data: Path, *args: str, extra_env: dict | None = None) -> dict:
@@ -115,7 +118,8 @@ def run_all(cache: Path, videos: int, results: Path, home: Path) -> dict[str, di
             fitted = run("presence/calibration", calibration, "eval", "presence", "--fit",
                          "--out", str(home / "runs" / "calibration"), extra_env=judged)["fitted"]
         (results / CALIBRATION_FILE).write_text(calibration_toml(fitted, nli.name))
-        ship_calibration(fitted, nli, home / "cache")
+        if ship:
+            ship_calibration(fitted, nli, home / "cache")
         run("presence/realistic-heldout", heldout, "eval", "presence", "--out", str(home / "runs" / "heldout"),
             "--plot", str(results / "presence-realistic-heldout.png"))
         run("grounding/realistic-heldout", heldout, "eval", "grounding", "--mode", "agent",

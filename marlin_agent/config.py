@@ -120,6 +120,8 @@ class VerifySettings(BaseModel):
                          "the system's copy, else one download.")
     fresh_caption: bool = True
     reground: bool = False
+    journal: str | None = Field(None, description="A file to append every verification read to (its texts and "
+                                "what the signals found), for replaying verification offline (evals.replay).")
     weights: dict[str, float] = Field(default_factory=dict)
     bias: float = 0.0
 
@@ -294,6 +296,7 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
     "MARLIN_GRAPH_CACHE": ("library", "graph_cache"),
     "MARLIN_VERIFY_MODEL": ("verify", "model"),
     "MARLIN_WORDNET": ("verify", "wordnet"),
+    "MARLIN_VERIFY_JOURNAL": ("verify", "journal"),
     "MARLIN_MCP_ROOTS": ("mcp", "roots"),
     "MARLIN_ENGINE": ("engine", "default"),
 }

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from functools import cached_property
+from pathlib import Path
 from typing import Any
 
 from marlin_agent.config import Settings
@@ -38,6 +39,7 @@ from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
 from marlin_agent.verification.confidence import confidence_of, features
 from marlin_agent.verification.entailment import model_folder
+from marlin_agent.verification.journal import Journal
 from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals, signal_vetoes
 
 # A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
@@ -105,6 +107,7 @@ class Verifier:
         self.settings = settings
         self.judge = judge
         self.signals = build_signals(settings, embed)
+        self.journal = Journal(Path(settings.verify.journal).expanduser()) if settings.verify.journal else None
 
     @cached_property
     def calibration(self) -> Calibration:
@@ -125,7 +128,10 @@ class Verifier:
 
     def read(self, texts: SpanTexts) -> list[Evidence]:
         """Evidence from every registered signal (free: no Marlin call)."""
-        return [item for reader in self.signals for item in reader.read(texts)]
+        evidence = [item for reader in self.signals for item in reader.read(texts)]
+        if self.journal is not None:
+            self.journal.write(texts, features(evidence))
+        return evidence
 
     def confidence(self, evidence: list[Evidence], speech_question: bool = False) -> float:
         return combined(features(evidence), self.calibration, speech_question)
