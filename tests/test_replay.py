@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import pytest
+
 from evals.replay import outcomes, reread
 from marlin_agent.config import load_settings
+from marlin_agent.errors import ConfigError
 from marlin_agent.evaluation.presence import Candidate, PresenceResult
 from marlin_agent.library.embeddings import shared_embedder
 from marlin_agent.verification.calibration import Calibration
@@ -41,6 +44,15 @@ def test_a_verifier_with_a_journal_logs_every_read_so_that_it_can_be_read_again(
 def test_without_a_journal_nothing_is_written(tmp_path, offline_models):
     _verifier(tmp_path, offline_models, journal=False).read(FORKLIFT)
     assert not list(tmp_path.rglob("*.jsonl"))
+
+
+def test_a_journal_that_cannot_be_written_is_a_clear_error_before_any_read(tmp_path, offline_models):
+    (tmp_path / "taken").write_text("a file, not a folder")
+    env = {"MARLIN_HOME": str(tmp_path / "home"), **offline_models,
+           "MARLIN_VERIFY_JOURNAL": str(tmp_path / "taken" / "reads.jsonl")}
+    with pytest.raises(ConfigError, match="cannot write the verification journal") as raised:
+        Verifier(load_settings(env=env), lambda: None)
+    assert "MARLIN_VERIFY_JOURNAL" in raised.value.hint
 
 
 def _row(query: str, present: bool, *candidates: Candidate) -> PresenceResult:

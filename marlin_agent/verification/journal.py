@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from marlin_agent.errors import ConfigError
 from marlin_agent.verification.signals import SpanTexts, Timed
 
 Row = tuple[float, float, str]
@@ -58,13 +59,21 @@ class Journal:
     def __init__(self, path: Path) -> None:
         self.path = path
         self._lock = threading.Lock()
+        self._append("")  # a journal that cannot be written says so before any work, not halfway through
 
     def write(self, texts: SpanTexts, features: dict[str, float]) -> None:
-        line = JournalEntry.of(texts, features).model_dump_json() + "\n"
-        with self._lock:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            with self.path.open("a", encoding="utf-8") as out:
-                out.write(line)
+        self._append(JournalEntry.of(texts, features).model_dump_json() + "\n")
+
+    def _append(self, text: str) -> None:
+        try:
+            with self._lock:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
+                with self.path.open("a", encoding="utf-8") as out:
+                    out.write(text)
+        except OSError as exc:
+            raise ConfigError(f"cannot write the verification journal {self.path}: {exc.strerror or exc}",
+                              hint="Point MARLIN_VERIFY_JOURNAL ([verify] journal) at a file that can be written, "
+                                   "or unset it.") from exc
 
 
 def read_journal(path: Path) -> list[JournalEntry]:
