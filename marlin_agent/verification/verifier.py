@@ -18,10 +18,10 @@ one confidence with the rules that keep an answer honest:
   only the entailment model reads it there, in a description that hardly reads like the event at
   all: that is a small model's known false "yes" ("the teacher wipes the whiteboard clean" read
   into "the teacher draws out a division problem in marker pen").
-- **So must a thing.** The same holds for the things the event names: when no word over the span names
-  any of them ("a motorbike crashes into the crowd" against "one cyclist in green loses grip and falls
-  onto the grass"), the entailment model's "yes" alone, in a description unlike the event, is that
-  same false "yes".
+- **So must a thing.** The same two tests hold for the things the event names: when no word over the
+  span names any of them, the moment is out unless the entailment model reads the event there, in a
+  description that reads like it ("a motorbike crashes into the crowd" against "one cyclist in green
+  loses grip and falls onto the grass" is that same false "yes").
 - **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
   caption can only lower the confidence: a found moment needs its other evidence to pass on
   its own, so text in the footage that talks the judge into "yes" changes nothing.
