@@ -100,13 +100,8 @@ def _scorer(calibration: Calibration):
 
 def outcomes(rows: list[PresenceResult], calibration: Calibration) -> dict[tuple[str, str], bool]:
     """Per question (video, query): is the answer at the threshold right (found on the true span, or not found)?"""
-    score = _scorer(calibration)
-    right = {}
-    for row in rows:
-        best = max(row.candidates, key=score, default=None)
-        found = best is not None and score(best) >= calibration.threshold
-        right[(row.video_id, row.query)] = (found and best.iou >= presence.MATCH_IOU) if row.present else not found
-    return right
+    return {(row.video_id, row.query): right if row.present else not found
+            for row, found, right in presence.decisions_at(rows, calibration.threshold, _scorer(calibration))}
 
 
 def compare(recorded: dict[str, list[PresenceResult]], replayed: dict[str, Replayed]) -> dict:

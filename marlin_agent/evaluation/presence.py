@@ -191,7 +191,7 @@ async def _check(case: PresenceCase, path: Path | None, ids: dict[str, str], ask
     return row.model_copy(update={"seconds": round(time.monotonic() - started, 3)})
 
 
-def _decided(rows: list[PresenceResult], threshold: float, score=None) -> list[tuple[PresenceResult, bool, bool]]:
+def decisions_at(rows: list[PresenceResult], threshold: float, score=None) -> list[tuple[PresenceResult, bool, bool]]:
     """(row, found, right) at ``threshold``: found = the best candidate reaches it; right = found where it should be."""
     decided = []
     for row in rows:
@@ -204,7 +204,7 @@ def _decided(rows: list[PresenceResult], threshold: float, score=None) -> list[t
 
 
 def _point(rows: list[PresenceResult], threshold: float, score=None) -> Point:
-    decided = _decided(rows, threshold, score)
+    decided = decisions_at(rows, threshold, score)
     tp = sum(1 for _, _, right in decided if right)
     fp = sum(1 for row, found, right in decided if found and not right)
     positives = sum(1 for row in rows if row.present)
@@ -220,7 +220,7 @@ def _curve(rows: list[PresenceResult], score=None) -> list[Point]:
 
 
 def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[list[KindFigures], list[KindFigures]]:
-    decided = _decided(rows, threshold, score)
+    decided = decisions_at(rows, threshold, score)
     positives = [d for d in decided if d[0].present]
     recall = sum(1 for d in positives if d[2]) / len(positives) if positives else 0.0
     groups: dict[tuple[bool, str], list] = defaultdict(list)
@@ -273,7 +273,7 @@ def fit_weights(rows: list[PresenceResult]) -> Fitted:
 
     thresholds = [i / 100 for i in range(101)]
     decisions = {t: [Decision(found=found, right=right, present=row.present)
-                     for row, found, right in _decided(rows, t, scored_at(t))] for t in thresholds}
+                     for row, found, right in decisions_at(rows, t, scored_at(t))] for t in thresholds}
     chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
     best = _point(rows, chosen, scored_at(chosen))
     separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
@@ -287,7 +287,7 @@ def presence_report(rows: list[PresenceResult], threshold: float, suite: str, re
     weights), so a logged run is judged by the verification settings in force now."""
     curve = _curve(rows, score)
     questions, negatives = _kinds(rows, threshold, score)
-    decided = _decided(rows, threshold, score)
+    decided = decisions_at(rows, threshold, score)
     found_present = [d for d in decided if d[0].present and d[1]]
     verified = sum(r.verified for r in rows)
     return PresenceReport(

@@ -421,11 +421,8 @@ class LexicalAligner:
         its commonest sense: the description says which sense the user meant ("the ace", against "an
         unreturnable serve": an ace is a serve only in its sixth sense). A kind of it, not the same sense:
         "kneads" said does not make "the baker works late" ask for kneading."""
-        for pos, ids in said.senses.items():
-            if ids and any(self._ancestors(rare, 1).get(ids[0]) == 1 and self.wordnet.synset(rare).pos == pos
-                           for rare in asked.rare):
-                return True
-        return False
+        parents = {parent for rare in asked.rare for parent in self._links(rare, "@ @i")}
+        return any(ids and ids[0] in parents for ids in said.senses.values())
 
     def _derived(self, asked: Term, said: Term) -> bool:
         """Across parts of speech, derivation still links words ("celebration" / "celebrate")."""
