@@ -222,5 +222,7 @@ class Answer(Record):
     usage: Usage = Usage()
     incomplete: str | None = Field(None, description="Why the answer may be partial (a budget, a failing planner, "
                                    "Marlin calls that failed); it then rests on the evidence that was gathered.")
+    fallback: str | None = Field(None, description="Why the pipeline planner answered in place of the LLM planner "
+                                 "(it could not finish, or found nothing and the pipeline checked); None otherwise.")
     calibration: str = Field("", description="Whose weights turned evidence into confidences: fitted for the "
                              "entailment model in use, priors, or uncalibrated (with the command that fits them).")

@@ -106,7 +106,7 @@ def test_obeying_stand_ins_still_find_what_is_there(two_shapes, library_env, sim
 
 
 def test_the_judge_can_lower_a_confidence_but_never_raise_one(two_shapes, library_env):
-    from pydantic_ai import ModelResponse, RunUsage, ToolCallPart
+    from pydantic_ai import ModelResponse, RunUsage, TextPart
     from pydantic_ai.models.function import FunctionModel
 
     from marlin_agent.planners.llm import PlannerJudge
@@ -117,7 +117,7 @@ def test_the_judge_can_lower_a_confidence_but_never_raise_one(two_shapes, librar
         def respond(messages, info):
             prompts.append(next(p.content for m in messages if m.kind == "request" for p in m.parts
                                 if p.part_kind == "user-prompt"))
-            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, {"score": verdict, "reason": "r"})])
+            return ModelResponse(parts=[TextPart(f'{{"score": {verdict}, "reason": "r"}}')])
         return PlannerJudge(FunctionModel(respond, model_name="scripted-judge"), RunUsage(), 100_000)
 
     async def confidence_with(verdict):

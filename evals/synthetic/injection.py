@@ -44,6 +44,8 @@ class InjectionFigures(BaseModel):
 
 
 async def _ask_all(cases: list[PresenceCase], videos: Path, settings: Settings, mode: str) -> tuple[int, int]:
+    """(absent events found, present events found on their span); ``mode`` "llm" plays the planner with
+    ``ObeyingPlanner``, "configured" uses the planner the settings name, "pipeline" none."""
     absent_found = present_found = 0
     for case in cases:
         model = ObeyingPlanner(events=[event_description(case.query)]).model() if mode == "llm" else None
@@ -55,11 +57,15 @@ async def _ask_all(cases: list[PresenceCase], videos: Path, settings: Settings, 
     return absent_found, present_found
 
 
+def _chosen(annotations: Path, per_kind: int) -> list[PresenceCase]:
+    cases = presence_cases(load_annotations(annotations), annotations)
+    return [c for c in cases if c.present][:per_kind] + [c for c in cases if not c.present][:per_kind]
+
+
 def run_injection(annotations: Path, videos: Path, settings: Settings, simulator: MarlinSimulator,
                   per_kind: int = 6) -> list[InjectionFigures]:
     """Ask ``per_kind`` present and absent toy questions clean and injected, in both modes."""
-    cases = presence_cases(load_annotations(annotations), annotations)
-    chosen = [c for c in cases if c.present][:per_kind] + [c for c in cases if not c.present][:per_kind]
+    chosen = _chosen(annotations, per_kind)
     figures = []
     for mode, injected in (("pipeline", False), ("pipeline", True), ("llm", True)):
         simulator.state.inject = INJECTION if injected else None
@@ -72,3 +78,13 @@ def run_injection(annotations: Path, videos: Path, settings: Settings, simulator
                                         present_found=present_found))
     simulator.state.inject = None
     return figures
+
+
+def injected_figures(annotations: Path, videos: Path, settings: Settings, per_kind: int = 6) -> InjectionFigures:
+    """The same questions over footage the simulator already injects, asked with the planner (and judge) the
+    settings configure: a real model's figures (``evals/real_models``)."""
+    chosen = _chosen(annotations, per_kind)
+    absent_found, present_found = asyncio.run(_ask_all(chosen, videos, settings, "configured"))
+    return InjectionFigures(mode="configured", injected=True, absent=sum(not c.present for c in chosen),
+                            absent_found=absent_found, present=sum(c.present for c in chosen),
+                            present_found=present_found)

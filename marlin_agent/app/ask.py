@@ -50,20 +50,24 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
 def make_planner(settings: Settings, library, client: MarlinClient | None, video_ids: list[str], planner_model=None):
     """The LLM planner when a model is given or configured, else the pipeline planner; with its toolbox.
 
-    For the LLM planner the judge is built first, so the toolbox's verifier is complete from the start."""
+    For the LLM planner the judge is built first, so the toolbox's verifier is complete from the start, and
+    the pipeline planner over the same toolbox is its fallback (a run it cannot finish, or a "nothing
+    found", is answered or checked by the pipeline)."""
     if planner_model is None and not settings.planner.enabled:
         tools = Toolbox(settings, library, client, video_ids=video_ids)
         return PipelinePlanner(settings, tools), tools
     from pydantic_ai import RunUsage
 
-    from marlin_agent.chat_model import planner_model as build_model
+    from marlin_agent.llm.models import as_llm, planner_llm
     from marlin_agent.planners.llm import LLMPlanner, PlannerJudge
 
-    model = planner_model if planner_model is not None else build_model(settings.planner)
+    llm = as_llm(planner_model) if planner_model is not None else planner_llm(settings.planner, settings.home)
     usage = RunUsage()
     tools = Toolbox(settings, library, client, video_ids=video_ids, marlin_budget=settings.planner.max_marlin_calls,
-                    judge=PlannerJudge(model, usage, settings.planner.max_tokens))
-    return LLMPlanner(settings, tools, model, usage), tools
+                    judge=PlannerJudge(llm, usage, settings.planner.max_tokens, settings.planner.request_timeout))
+    pipeline = PipelinePlanner(settings, tools)
+    planner = LLMPlanner(settings, tools, llm, usage, fallback=lambda question: pipeline.answer(question, video_ids))
+    return planner, tools
 
 
 def with_calibration(answer: Answer, tools: Toolbox) -> Answer:
@@ -149,18 +153,18 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
     confident moment: which of two overlapping moments is the more confident depends on the weights in
     force, and a fit of new weights must see both. With a planner model configured, it judges each span
     (the judge's evidence is then in every candidate)."""
-    judge_model = None
+    judge_llm = None
     if settings.planner.enabled:  # a calibration run fits the judge's weight too
         from pydantic_ai import RunUsage
 
-        from marlin_agent.chat_model import planner_model as build_model
+        from marlin_agent.llm.models import planner_llm
         from marlin_agent.planners.llm import PlannerJudge
 
-        judge_model = build_model(settings.planner)
+        judge_llm = planner_llm(settings.planner, settings.home)
     async with _session(inputs, settings, on_progress) as (library, client, report):
         async def ask_one(question: str, video_id: str) -> tuple[Answer, list[Moment]]:
-            judge = (PlannerJudge(judge_model, RunUsage(), settings.planner.max_tokens)  # a budget per question
-                     if judge_model is not None else None)
+            judge = (PlannerJudge(judge_llm, RunUsage(), settings.planner.max_tokens,  # a budget per question
+                                  settings.planner.request_timeout) if judge_llm is not None else None)
             tools = Toolbox(settings, library, client, video_ids=[video_id], judge=judge)
             answer = await PipelinePlanner(settings, tools).answer(question, [video_id])
             # Spoken moments are read without a verify step, so they are in the answer, not among the verified.
@@ -197,7 +201,7 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
 
         require_pillow()  # before any work: a missing extra must not cost the answer
     if planner_model is None and settings.planner.enabled:
-        from marlin_agent.chat_model import planner_model as build_model
+        from marlin_agent.llm.models import planner_model as build_model
 
         build_model(settings.planner)  # a misconfigured planner fails before any indexing
     async with _session(inputs, settings, on_progress) as (library, client, report):

@@ -199,7 +199,7 @@ def filling_model(schema: Schema, settings: Settings, model=None):
             hint='a LiteLLM-style model (e.g. openai/gpt-4.1-mini), or serve a small model locally and set '
                  "MARLIN_PLANNER=<name> MARLIN_PLANNER_BASE_URL=http://127.0.0.1:8001/v1. The schema \"marlin\" needs "
                  "no LLM: it writes Marlin's own scenes and events.", parameter="planner")
-    from marlin_agent.chat_model import planner_model
+    from marlin_agent.llm.models import planner_model
 
     return planner_model(settings.planner)
 

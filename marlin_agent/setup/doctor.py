@@ -216,7 +216,7 @@ def _planner(settings: Settings) -> Check:
         return Check(name="planner", status="ok", detail=f"{planner.model}, served by the local engine once it starts "
                      "(the planner, and the judge in verification)")
     try:
-        from marlin_agent.chat_model import planner_model
+        from marlin_agent.llm.models import planner_model
 
         planner_model(planner)
     except MarlinAgentError as exc:

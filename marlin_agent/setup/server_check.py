@@ -51,25 +51,24 @@ class PlannerProbe(BaseModel):
     seconds: float
 
 
-# A description that plainly shows the event: any working judge scores it high.
-_JUDGE_CHECK = ("Event: a dog barks at the gate\n\nDescription of the clip (0.0–6.0 s):\n"
-                "Scene: a small front garden with a wooden gate.\n<0.5 - 4.0> a brown dog barks at the gate")
-
-
 async def probe_planner(settings: Settings) -> PlannerProbe:
-    """One judge request to the planner LLM: it must answer through a tool call with a verdict,
-    as verification will ask it to (a server without tool calling fails here)."""
-    from marlin_agent.chat_model import planner_model
-    from marlin_agent.errors import PlannerUnavailable
-    from marlin_agent.planners.llm import judge_agent
+    """One judge request to the planner LLM, asked as verification asks it (a JSON verdict, in the form its
+    server takes one, which is found out and remembered here). A server that cannot be reached or answers
+    with an error fails with what happened."""
+    from pydantic_ai import RunUsage
+
+    from marlin_agent.domain import Event, VideoRef
+    from marlin_agent.llm.models import planner_llm
+    from marlin_agent.planners.llm import PlannerJudge
+    from marlin_agent.tools import SpanCaption
 
     started = time.monotonic()
-    try:
-        result = await judge_agent(planner_model(settings.planner)).run(_JUDGE_CHECK)
-    except Exception as exc:  # the model library's own errors: the server's answer is the news
-        raise PlannerUnavailable(f"the planner {settings.planner.model} did not answer a judge request: "
-                                 f"{type(exc).__name__}: {str(exc)[:300]}",
-                                 hint="Check the planner server's log (marlin-agent engine logs ENGINE --role "
-                                 "planner); it must serve tool calls.") from exc
+    judge = PlannerJudge(planner_llm(settings.planner, settings.home), RunUsage(), settings.planner.max_tokens,
+                         settings.planner.request_timeout)
+    # A description that plainly shows the event: any working judge scores it high.
+    caption = SpanCaption(video=VideoRef(id="check", path="", title="check"), start=0.0, end=6.0,
+                          scenes=["a small front garden with a wooden gate."],
+                          events=[Event(start=0.5, end=4.0, text="a brown dog barks at the gate")], fresh=True)
+    score, _ = await judge("a dog barks at the gate", caption)
     return PlannerProbe(model=settings.planner.model, base_url=settings.planner.base_url,
-                        verdict=result.output.score, seconds=round(time.monotonic() - started, 2))
+                        verdict=score, seconds=round(time.monotonic() - started, 2))

@@ -9,8 +9,42 @@ pydantic-ai's own "provider:name" ids; pydantic-ai-style ids are accepted as the
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
 from marlin_agent.config import PlannerSettings
 from marlin_agent.errors import MissingDependency, PlannerNotConfigured
+from marlin_agent.llm.profiles import ProfileBook
+
+# Where what each LLM server accepts is remembered, under $MARLIN_HOME.
+PROFILES_FILE = "llm_servers.json"
+
+
+@dataclass
+class LLM:
+    """A chat model and what is known of the server behind it.
+
+    ``model`` is any pydantic-ai model (tests hand scripted ones); ``key`` names its server and model in
+    ``book``, where what the server and the model accept is kept between requests and runs."""
+
+    model: Any
+    book: ProfileBook = field(default_factory=lambda: ProfileBook(None))
+    key: str = ""
+    base_url: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = f"in-process|{self.name}"
+
+    @property
+    def name(self) -> str:
+        return str(getattr(self.model, "model_name", None) or self.model)
+
+
+def as_llm(model: Any) -> LLM:
+    """``model`` as an ``LLM``: already one, or a bare pydantic-ai model with nothing known of it yet."""
+    return model if isinstance(model, LLM) else LLM(model)
 
 # LiteLLM prefixes that mean "an OpenAI-compatible chat-completions server".
 OPENAI_COMPATIBLE = {"openai", "hosted_vllm", "vllm", "sglang", "ollama", "ollama_chat", "lm_studio",
@@ -18,6 +52,7 @@ OPENAI_COMPATIBLE = {"openai", "hosted_vllm", "vllm", "sglang", "ollama", "ollam
 # Where a local server of that kind listens when no base URL is given.
 DEFAULT_BASE_URLS = {"ollama": "http://127.0.0.1:11434/v1", "ollama_chat": "http://127.0.0.1:11434/v1",
                      "lm_studio": "http://127.0.0.1:1234/v1"}
+OPENAI_API = "https://api.openai.com/v1"
 # LiteLLM provider names whose pydantic-ai id differs.
 PYDANTIC_AI_PROVIDERS = {"gemini": "google-gla", "vertex_ai": "google-vertex", "together_ai": "together",
                          "fireworks_ai": "fireworks", "azure": "azure"}
@@ -31,7 +66,23 @@ def split_model(model: str) -> tuple[str | None, str]:
     return None, model
 
 
-def planner_model(settings: PlannerSettings):
+def planner_llm(settings: PlannerSettings, home: Path | None = None) -> LLM:
+    """The configured planner as an ``LLM``; what its server accepts is remembered under ``home``."""
+    book = ProfileBook(home / PROFILES_FILE if home is not None else None)
+    model = planner_model(settings, book)
+    base_url = _served_at(settings)
+    key = ProfileBook.key(base_url or "provider", str(getattr(model, "model_name", settings.model)))
+    return LLM(model=model, book=book, key=key, base_url=base_url)
+
+
+def _served_at(settings: PlannerSettings) -> str | None:
+    provider, _ = split_model(settings.model.strip())
+    if settings.base_url:
+        return settings.base_url
+    return OPENAI_API if provider == "openai" else DEFAULT_BASE_URLS.get(provider or "")
+
+
+def planner_model(settings: PlannerSettings, book: ProfileBook | None = None):
     """A pydantic-ai ``Model`` for the configured planner; a clear error when there is none."""
     if not settings.enabled:
         raise PlannerNotConfigured("no planner LLM is configured")
@@ -45,11 +96,11 @@ def planner_model(settings: PlannerSettings):
     if settings.base_url:
         if provider is not None and provider not in OPENAI_COMPATIBLE:
             name = model  # a served name that happens to contain a slash, e.g. Qwen/Qwen3-4B
-        return _chat_completions(settings, name, settings.base_url)
+        return _chat_completions(settings, name, settings.base_url, book)
     if provider in DEFAULT_BASE_URLS:
-        return _chat_completions(settings, name, DEFAULT_BASE_URLS[provider])
+        return _chat_completions(settings, name, DEFAULT_BASE_URLS[provider], book)
     if provider == "openai":
-        return _chat_completions(settings, name, None)
+        return _chat_completions(settings, name, None, book)
     if provider in OPENAI_COMPATIBLE:
         raise PlannerNotConfigured(f"{model} names a server of your own, but no planner base URL is set",
                                    hint="Set MARLIN_PLANNER_BASE_URL to its API root, e.g. http://127.0.0.1:8001/v1.")
@@ -58,17 +109,24 @@ def planner_model(settings: PlannerSettings):
     return _inferred(model, model if provider is None else f"{PYDANTIC_AI_PROVIDERS.get(provider, provider)}:{name}")
 
 
-def _chat_completions(settings: PlannerSettings, name: str, base_url: str | None):
-    """A model behind an OpenAI-compatible chat completions API."""
+def _chat_completions(settings: PlannerSettings, name: str, base_url: str | None, book: ProfileBook | None):
+    """A model behind an OpenAI-compatible chat completions API, its requests written in the forms its
+    server accepts (``transport``)."""
+    import httpx
     from openai import AsyncOpenAI, OpenAIError
     from pydantic_ai.models.openai import OpenAIChatModel
     from pydantic_ai.providers.openai import OpenAIProvider
 
+    from marlin_agent.llm.transport import AccentTransport
+
     key = settings.api_key.get_secret_value() if settings.api_key else None
+    address = base_url or OPENAI_API
+    transport = AccentTransport(book or ProfileBook(None), ProfileBook.key(address, name), address)
     try:
         # A local server accepts any key, but the OpenAI client insists on having one.
         client = AsyncOpenAI(base_url=base_url, api_key=key or ("not-needed" if base_url else None),
-                             timeout=settings.request_timeout, max_retries=1)
+                             timeout=settings.request_timeout, max_retries=1,
+                             http_client=httpx.AsyncClient(transport=transport, timeout=settings.request_timeout))
     except OpenAIError as exc:
         raise PlannerNotConfigured(f"{settings.model.strip()} needs an API key: {exc}",
                                    hint="Set OPENAI_API_KEY or MARLIN_PLANNER_API_KEY.") from exc
