@@ -49,7 +49,7 @@ def test_doctor_fails_when_verification_cannot_run_and_says_when_weights_do_not_
     checks = {c["name"]: c for c in document(unknown)["checks"]}
     assert checks["verification"]["status"] == "warn"
     assert "uncalibrated" in checks["verification"]["detail"]
-    assert "eval presence --fit" in checks["verification"]["fix"]
+    assert "models pull" in checks["verification"]["fix"] and "eval presence --fit" in checks["verification"]["fix"]
 
 
 def test_doctor_names_every_missing_model_at_once_and_models_pull_says_what_it_could_not_fetch(home, tmp_path):
@@ -106,7 +106,7 @@ def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator,
     assert checks["server"]["detail"].endswith("answers with the stored key")
     assert checks["video_request"]["status"] == "ok"
     assert checks["credentials"]["status"] == "ok"
-    assert checks["verification"]["status"] == "ok" and "fitted for" in checks["verification"]["detail"]
+    assert checks["verification"]["status"] == "ok" and "shipped fit for" in checks["verification"]["detail"]
     _assert_secret_nowhere(doctor, home)
 
     human = invoke(["doctor"], env)  # the table too

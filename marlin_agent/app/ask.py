@@ -24,8 +24,19 @@ from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
+from marlin_agent.verification.calibration_set import ensure_fitted
 from marlin_agent.verification.entailment import entailment_model
 from marlin_agent.verification.wordnet import open_wordnet
+
+
+def _fit_progress(on_progress):
+    """The fit's progress shown as the indexing display shows a video's: one bar, labelled for what it is."""
+    if on_progress is None:
+        return None
+    from marlin_agent.indexing.reports import IndexProgress
+
+    return lambda done, total: on_progress(IndexProgress(video="fitting verification to its model", video_done=done,
+                                                         video_total=total, overall_done=0, overall_total=0))
 
 
 @asynccontextmanager
@@ -38,6 +49,8 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
     await asyncio.to_thread(open_wordnet, settings.verify.wordnet, settings.cache_dir)
 
     library = await asyncio.to_thread(open_library, settings)
+    # An entailment model with priors only is fitted here, once, before its first answer.
+    await asyncio.to_thread(ensure_fitted, settings, lambda: library.embedder, _fit_progress(on_progress))
     report = await index_inputs(inputs, settings, library, on_progress)
     client = MarlinClient(settings.server) if settings.server.base_url else None
     try:

@@ -9,7 +9,7 @@ from rich.console import Console
 from rich.table import Table
 
 from marlin_agent.cli.options import CommandApp, JsonOpt, NoTranscribeOpt
-from marlin_agent.cli.output import emit_json, run_blocking
+from marlin_agent.cli.output import chunk_progress, emit_json, run_blocking
 from marlin_agent.config import load_settings
 
 models_app = CommandApp(help="The embedding, verification and speech models: fetched once into the cache.",
@@ -26,7 +26,8 @@ def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = Fals
 
     if quiet:
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
-    copies = run_blocking(as_json, lambda: pull_models(load_settings(), speech=not no_transcribe))
+    with chunk_progress("fitting verification to the model", not as_json and not quiet) as on_fit:
+        copies = run_blocking(as_json, lambda: pull_models(load_settings(), speech=not no_transcribe, on_fit=on_fit))
     if as_json:
         emit_json({"models": [copy.model_dump() for copy in copies]})
         return
@@ -34,6 +35,9 @@ def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = Fals
     for copy in copies:
         table.add_row(copy.role, copy.name, copy.folder, f"{copy.megabytes:g}")
     Console().print(table)
+    for copy in copies:
+        if copy.calibration:
+            Console().print(f"verification weights: {copy.calibration}")
 
 
 cache_app = CommandApp(help="The cache of staged clips (and other reusable work) under $MARLIN_HOME/cache.",

@@ -12,6 +12,9 @@ from collections.abc import Sequence
 
 from pydantic import BaseModel
 
+# A fit chooses its threshold in verification (a model is fitted where it is first used, below evaluation).
+from marlin_agent.verification.fitting import Decision, steady_threshold  # noqa: F401
+
 THRESHOLDS = (0.3, 0.5, 0.7)
 # What the reference scorer substitutes for a query whose answer held no time range.
 NO_PREDICTION = (-100.0, -100.0)
@@ -70,53 +73,3 @@ def best_threshold(curve: list[PresencePoint]) -> PresencePoint:
                 runs.append([point])
     widest = max(runs, key=len)
     return widest[len(widest) // 2]
-
-
-class Decision(BaseModel):
-    """One question decided at one threshold: whether a moment was reported, and whether rightly."""
-
-    found: bool
-    right: bool
-    present: bool
-
-
-def steady_threshold(decisions: dict[float, list[Decision]], min_precision: float = 0.0, resamples: int = 400,
-                     seed: int = 20261204, prior: float | None = None) -> float:
-    """The threshold with the best F1 on average over resamples of the questions (drawn with replacement).
-
-    A calibration suite has a hundred or two questions, so one of them more or less moves F1 by half a
-    point, and its curve is nearly flat over a wide range: the exact best point, or the widest plateau
-    near it, then follows a handful of questions, and a fit run twice on slightly different evidence
-    chose thresholds 0.16 apart. Averaged over resamples, F1 becomes a smooth estimate of how a threshold
-    does on questions like these, and its best point stays put. Only thresholds whose precision, averaged
-    the same way, reaches ``min_precision`` are candidates (all of them when none does). The resamples are
-    drawn from a fixed seed: the same decisions always give the same threshold.
-
-    With a ``prior`` (the threshold the scores were made for: 0.5 for a class-balanced logistic fit), the prior
-    is kept whenever its averaged precision reaches ``min_precision`` (or no threshold's does); the search
-    above runs only when another threshold is precise enough and the prior is not. A calibration suite is too
-    small, and too unlike new footage, for its best point to move the threshold: on two renderings of the
-    synthetic world the calibration part's best point was 0.74-0.75 (over the prior in 72% and 96% of the
-    resamples, and in 96% when whole videos were resampled), while the held-out scenes, in words of their own,
-    kept recall 0.79-0.82 at 0.5 and fell to 0.63 there.
-    """
-    import numpy as np
-
-    thresholds = sorted(decisions)
-    table = np.array([[(d.found, d.right, d.present) for d in decisions[t]] for t in thresholds], dtype=bool)
-    picks = np.random.default_rng(seed).integers(0, table.shape[1], size=(resamples, table.shape[1]))
-    drawn = table[:, picks, :]  # thresholds × resamples × questions × (found, right, present)
-    right = drawn[..., 1].sum(axis=2)
-    wrong = (drawn[..., 0] & ~drawn[..., 1]).sum(axis=2)
-    positives = drawn[..., 2].sum(axis=2)
-    precision = np.where(right + wrong > 0, right / np.maximum(right + wrong, 1), 1.0)
-    recall = right / np.maximum(positives, 1)
-    f1 = np.where(precision + recall > 0, 2 * precision * recall / np.maximum(precision + recall, 1e-12), 0.0)
-    mean_f1, mean_precision = f1.mean(axis=1), precision.mean(axis=1)
-    allowed = mean_precision >= min_precision
-    if not allowed.any():
-        allowed[:] = True
-    if prior is not None and prior in thresholds and allowed[thresholds.index(prior)]:
-        return prior
-    best = np.flatnonzero(allowed & (mean_f1 >= mean_f1[allowed].max() - 1e-9))
-    return thresholds[int(best[len(best) // 2])]

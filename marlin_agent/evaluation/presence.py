@@ -29,13 +29,14 @@ from pydantic import BaseModel
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError, VideoNotFound
 from marlin_agent.evaluation.log import QueryLog, write_json
-from marlin_agent.evaluation.metrics import Decision, best_threshold, steady_threshold, temporal_iou
 from marlin_agent.evaluation.metrics import PresencePoint as Point
+from marlin_agent.evaluation.metrics import best_threshold, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, find_video
-from marlin_agent.verification.calibration import Calibration, calibration_for
-from marlin_agent.verification.confidence import feature_kinds, features, fit
+from marlin_agent.verification.calibration import calibration_for
+from marlin_agent.verification.confidence import features
 from marlin_agent.verification.entailment import model_folder
-from marlin_agent.verification.verifier import JUDGE_KIND, about_speech, combined
+from marlin_agent.verification.fitting import FitCandidate, FitQuestion, fit_calibration
+from marlin_agent.verification.verifier import about_speech, combined
 
 MATCH_IOU = 0.5
 
@@ -86,14 +87,6 @@ class Fitted(BaseModel):
     threshold: float
     at_threshold: Point
     separation: dict[str, float] = {}  # per signal: AUC of right-span candidates against all others
-
-
-def _auc(right: list[float], wrong: list[float]) -> float:
-    """The chance that a right candidate scores above a wrong one (ties count half)."""
-    if not right or not wrong:
-        return 0.5
-    wins = sum((r > w) + 0.5 * (r == w) for r in right for w in wrong)
-    return round(wins / (len(right) * len(wrong)), 3)
 
 
 class PresenceReport(BaseModel):
@@ -239,46 +232,18 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
     return questions, negatives
 
 
-# A fit's threshold is the one with the best F1 averaged over resamples of the calibration questions
-# (see steady_threshold), among those whose found answers are right at least this often there. A guard
-# against the low thresholds where precision falls away, set below the 0.85-0.87 the calibration part's
-# precision runs at near its best F1: a floor at that level decides the choice instead of F1, and a small
-# change of a signal (close kin denying at 0.45 rather than 0.6) then moved the fitted threshold from 0.42 to
-# 0.72 (held-out recall 0.86 -> 0.67).
-FIT_MIN_PRECISION = 0.8
-# The weights are fitted with each class weighing the same, so a confidence of 0.5 is where a right moment and a
-# wrong one are even: the threshold stays there while its answers are precise enough (steady_threshold).
-FIT_PRIOR_THRESHOLD = 0.5
+def fit_questions(rows: list[PresenceResult]) -> list[FitQuestion]:
+    """A run's rows as the questions a fit learns from (a candidate is right on the true span, IoU >= 0.5)."""
+    return [FitQuestion(present=row.present, candidates=[
+        FitCandidate(features=c.features, speech=c.speech, on_span=c.iou >= MATCH_IOU) for c in row.candidates])
+        for row in rows]
 
 
 def fit_weights(rows: list[PresenceResult]) -> Fitted:
     """Verification weights learned from every candidate of a run (right span of a present event = 1)."""
-    samples = [(c.features, row.present and c.iou >= MATCH_IOU) for row in rows for c in row.candidates]
-    # The judge is fitted last, on top of the rest: a pipeline run has none, and the threshold must
-    # hold without it (with one, it can only lower a confidence).
-    kinds = tuple(k for k in feature_kinds() if k != JUDGE_KIND and any(k in f for f, _ in samples))
-    weights, bias = fit([f for f, _ in samples], [label for _, label in samples], kinds)
-    judged = [(f, label) for f, label in samples if JUDGE_KIND in f]
-    if judged:
-        offsets = [bias + sum(weights.get(k, 0.0) * v for k, v in f.items()) for f, _ in judged]
-        judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (JUDGE_KIND,), offsets=offsets,
-                       with_bias=False)
-        weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
-
-    def scored_at(threshold: float):
-        # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored
-        # at its own; without the judge, as a pipeline run scores.
-        calibration = Calibration(model="fitted", weights=weights, bias=bias, threshold=threshold)
-        return lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND}, calibration, c.speech)
-
-    thresholds = [i / 100 for i in range(101)]
-    decisions = {t: [Decision(found=found, right=right, present=row.present)
-                     for row, found, right in decisions_at(rows, t, scored_at(t))] for t in thresholds}
-    chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
-    best = _point(rows, chosen, scored_at(chosen))
-    separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
-                             [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
-    return Fitted(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, separation=separation)
+    fitted = fit_calibration(fit_questions(rows))
+    return Fitted(weights=fitted.weights, bias=fitted.bias, threshold=fitted.threshold,
+                  at_threshold=Point(**fitted.at_threshold.model_dump()), separation=fitted.separation)
 
 
 def presence_report(rows: list[PresenceResult], threshold: float, suite: str, refit: bool = False,

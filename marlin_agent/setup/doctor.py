@@ -258,10 +258,12 @@ def _models(settings: Settings) -> list[Check]:
                                     "to a local copy"))
         elif model.role == "verification":
             calibration = calibration_for(settings, folder)
-            checks.append(Check(name=model.role, status="ok" if calibration.calibrated else "warn",
+            fitted = calibration.source != "priors"
+            checks.append(Check(name=model.role, status="ok" if fitted else "warn",
                                 detail=f"{model.name}: {calibration.describe()}",
-                                fix=None if calibration.calibrated else f"{FIT_COMMAND} on a labelled suite "
-                                                                          "(evals/README.md)"))
+                                fix=None if fitted else f"{pull} fits its weights here in under a minute (the first "
+                                                        f"answer does too); {FIT_COMMAND} fits them on footage of "
+                                                        "your own (evals/README.md)"))
         else:
             checks.append(Check(name=model.role, status="ok", detail=f"{model.name} in {folder}"))
     return checks

@@ -10,6 +10,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
+from marlin_agent.domain import ChunkProgress
 from marlin_agent.errors import MarlinAgentError, ModelUnavailable
 
 
@@ -18,6 +19,7 @@ class ModelCopy(BaseModel):
     name: str
     folder: str
     megabytes: float
+    calibration: str | None = None  # verification: whose weights it runs with (a fit made here, say)
 
 
 @dataclass(frozen=True)
@@ -79,9 +81,10 @@ def _size_mb(folder: Path) -> float:
     return round(sum(f.stat().st_size for f in folder.rglob("*") if f.is_file()) / 1e6, 1) if folder.is_dir() else 0.0
 
 
-def pull_models(settings: Settings, speech: bool = True) -> list[ModelCopy]:
+def pull_models(settings: Settings, speech: bool = True, on_fit: ChunkProgress | None = None) -> list[ModelCopy]:
     """Every needed model, found in the cache or downloaded into it now. Each is tried; when any
-    cannot be had, the error names every one that is missing and why, and which did arrive."""
+    cannot be had, the error names every one that is missing and why, and which did arrive. An entailment
+    model with no fitted table is then fitted here (``on_fit``: its progress) and the copy says so."""
     copies, missing = [], []
     for model in needed_models(settings, speech):
         try:
@@ -97,4 +100,16 @@ def pull_models(settings: Settings, speech: bool = True) -> list[ModelCopy]:
             f"{len(missing)} of {len(copies) + len(missing)} models could not be fetched. {why}.{have}",
             hint="Connect to the model hub (huggingface.co) and run this again, or point "
                  f"{', '.join(model.env_var for model, _ in missing)} at local copies.")
-    return copies
+    return [copy.model_copy(update={"calibration": _calibrated(settings, on_fit)}) if copy.role == "verification"
+            else copy for copy in copies]
+
+
+def _calibrated(settings: Settings, on_fit: ChunkProgress | None) -> str:
+    """Which weights verification will use, fitting them here first when the model has none but priors."""
+    from marlin_agent.library.embeddings import shared_embedder
+    from marlin_agent.verification.calibration_set import ensure_fitted
+
+    def embed():
+        return shared_embedder(settings.library.embed_model, settings.cache_dir / "models", settings.graphs_dir)
+
+    return ensure_fitted(settings, embed, on_fit).describe()

@@ -8,9 +8,11 @@ was fitted (and on what) or is a prior.
 
 What is used, first that applies:
 1. weights in the user's own configuration (``[verify.weights]``, as ``eval presence --fit`` prints);
-2. the shipped table for the model in use;
-3. the default model's priors, marked **uncalibrated**: the answer and ``doctor`` say so and name
-   the command that fits them.
+2. the shipped table for the model in use, when it was fitted;
+3. a fit made on this machine for the model (``calibration_set``: ``models pull`` or the first use of
+   a model without a fitted table makes it, in ``$MARLIN_HOME/calibrations.toml`` by the model's hash);
+4. priors: the shipped table's priors for the model, or the default model's, marked **uncalibrated**
+   (the answer and ``doctor`` say so, and the next ``models pull`` or answer fits them).
 A threshold set by the user (``--threshold``, ``[agent] threshold``) wins over the table's.
 """
 
@@ -40,12 +42,16 @@ class Calibration(BaseModel):
     note: str = ""
     fitted: bool = False  # measured on labelled data (or the user's own); False: a prior
     calibrated: bool = True  # False: no calibration exists for the model in use
+    source: str = "shipped"  # yours | shipped | here (fitted on this machine) | priors
 
     def describe(self) -> str:
         if not self.calibrated:
             return (f"uncalibrated: no weights are fitted for the entailment model {self.model}; priors for "
-                    f"another model are used (run `{FIT_COMMAND}` on labelled footage)")
-        return f"{'fitted' if self.fitted else 'priors'} for {self.model}" + (f" ({self.note})" if self.note else "")
+                    f"another model are used (`marlin-agent models pull` fits them here, or run `{FIT_COMMAND}` "
+                    "on labelled footage)")
+        said = {"yours": "your own fit", "shipped": "the shipped fit", "here": "a fit made on this machine",
+                "priors": "priors"}.get(self.source, self.source)
+        return f"{said} for {self.model}" + (f" ({self.note})" if self.note else "")
 
 
 def shipped_calibrations(path: Path | None = None) -> tuple[str, dict[str, dict]]:
@@ -115,25 +121,51 @@ def _read_json(path: Path) -> dict:
         return {}
 
 
-def calibration_for(settings: Settings, model_folder: Path | None = None) -> Calibration:
-    """The calibration in force for these settings (``model_folder``: the resolved entailment model)."""
+def _table(tables: dict[str, dict], keys: list[str]) -> str | None:
+    aliases = {alias: k for k, table in tables.items() for alias in [k, *table.get("names", [])]}
+    return next((aliases[k] for k in keys if k in aliases), None)
+
+
+def _from_table(table: dict, model: str, source: str, calibrated: bool = True) -> Calibration:
+    return Calibration(model=table.get("model", model), weights=table["weights"], bias=table["bias"],
+                       threshold=table["threshold"], note=table.get("note", ""),
+                       fitted=bool(table.get("fitted", False)), calibrated=calibrated, source=source)
+
+
+def model_keys(settings: Settings, model_folder: Path | None) -> list[str]:
+    """The names a calibration table may be kept under for the model in use: its name, and its ONNX file's hash."""
+    name = settings.verify.model
+    keys = [name, Path(name).name]
+    if model_folder is not None:
+        keys.append(onnx_fingerprint(model_folder, settings.cache_dir) or "")
+    return [k for k in keys if k]
+
+
+def calibration_for(settings: Settings, model_folder: Path | None = None,
+                    fitted_here: Path | None = None) -> Calibration:
+    """The calibration in force for these settings (``model_folder``: the resolved entailment model;
+    ``fitted_here``: the file of fits made on this machine, by default ``$MARLIN_HOME/calibrations.toml``)."""
     verify = settings.verify
     name = verify.model
     if verify.weights:
         chosen = Calibration(model=name, weights=dict(verify.weights), bias=verify.bias,
                              threshold=settings.agent.threshold if settings.agent.threshold is not None else 0.5,
-                             note="your [verify] weights", fitted=True)
+                             note="your [verify] weights", fitted=True, source="yours")
     else:
+        keys = model_keys(settings, model_folder)
         fallback, tables = shipped_calibrations()
-        aliases = {alias: k for k, table in tables.items() for alias in [k, *table.get("names", [])]}
-        keys = [name, Path(name).name]
-        if model_folder is not None:
-            keys.append(onnx_fingerprint(model_folder, settings.cache_dir) or "")
-        key = next((aliases[k] for k in keys if k in aliases), None)
-        table = tables[key or fallback]
-        chosen = Calibration(model=table.get("model", name) if key else name, weights=table["weights"],
-                             bias=table["bias"], threshold=table["threshold"], note=table.get("note", ""),
-                             fitted=bool(table.get("fitted", False)), calibrated=key is not None)
+        key = _table(tables, keys)
+        here = fitted_here or settings.home / "calibrations.toml"
+        local = shipped_calibrations(here)[1] if here.is_file() else {}
+        local_key = _table(local, keys)
+        if key is not None and tables[key].get("fitted"):
+            chosen = _from_table(tables[key], name, "shipped")
+        elif local_key is not None:
+            chosen = _from_table(local[local_key], name, "here")
+        elif key is not None:
+            chosen = _from_table(tables[key], name, "priors")
+        else:
+            chosen = _from_table(tables[fallback], name, "priors", calibrated=False).model_copy(update={"model": name})
     if settings.agent.threshold is not None:
         chosen = chosen.model_copy(update={"threshold": settings.agent.threshold})
     return chosen
