@@ -45,6 +45,7 @@ from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
+from marlin_agent.verification.instructions import described
 from marlin_agent.verification.signals import iou
 from marlin_agent.verification.verifier import about_speech
 
@@ -74,8 +75,9 @@ def _prompt(name: str) -> str:
 
 
 def _describe(caption: SpanCaption) -> str:
-    lines = [f"Scene: {scene}" for scene in caption.scenes]
-    lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in caption.events]
+    """The caption as the judge reads it: what it describes, without sentences that speak to their reader."""
+    lines = [f"Scene: {said}" for scene in caption.scenes if (said := described(scene))]
+    lines += [f"<{e.start:.1f} - {e.end:.1f}> {said}" for e in caption.events if (said := described(e.text))]
     return "\n".join(lines) or "(the model described nothing)"
 
 

@@ -29,6 +29,7 @@ one confidence with the rules that keep an answer honest:
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Awaitable, Callable
 from functools import cached_property
 from pathlib import Path
@@ -39,7 +40,8 @@ from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
 from marlin_agent.verification.confidence import confidence_of, features
 from marlin_agent.verification.entailment import model_folder
-from marlin_agent.verification.journal import Journal
+from marlin_agent.verification.instructions import INSTRUCTIONS_KIND, addressed, described
+from marlin_agent.verification.journal import Journal, Logged
 from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals, signal_vetoes
 
 # A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
@@ -83,8 +85,16 @@ def said_nowhere(found: dict[str, float]) -> bool:
     return unsaid(found, "lexical_action") or unsaid(found, "lexical_thing")
 
 
-def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False) -> float:
-    """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes)."""
+def judge_may_lift(found: dict[str, float]) -> bool:
+    """Where a judge's "yes" may raise a confidence: a description over the span already reads like the event
+    (as the act rule asks), and no text there spoke to its reader."""
+    return found.get("similarity", 0.0) >= UNLIKE and INSTRUCTIONS_KIND not in found
+
+
+def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False,
+             judge_lifts: bool = False) -> float:
+    """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes or, with
+    ``judge_lifts``, also lifts where ``judge_may_lift``)."""
     weights, bias = calibration.weights, calibration.bias
     everything = confidence_of({k: v for k, v in found.items() if k != JUDGE_KIND}, weights, bias)
     decided = everything
@@ -93,11 +103,34 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
                              weights, bias)
         if seen < calibration.threshold - SPEECH_MARGIN:
             decided = min(everything, seen)
+    if JUDGE_KIND in found:
+        judged = confidence_of(found, weights, bias)
+        decided = judged if judge_lifts and judge_may_lift(found) and judged > decided else min(decided, judged)
     if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()) or said_nowhere(found):
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
-    if JUDGE_KIND in found:
-        decided = min(decided, confidence_of(found, weights, bias))
     return decided
+
+
+def without_instructions(texts: SpanTexts) -> tuple[SpanTexts, list[str]]:
+    """``texts`` with every sentence that speaks to its reader taken out (a row left empty goes), and the
+    texts that had such sentences."""
+    fenced: list[str] = []
+
+    def clean(rows: list) -> list:
+        kept = []
+        for row in rows:
+            if not addressed(row.text):
+                kept.append(row)
+                continue
+            fenced.append(row.text)
+            if said := described(row.text):
+                kept.append(Logged(start=row.start, end=row.end, text=said))
+        return kept
+
+    events, fresh, lines = clean(texts.events), clean(texts.fresh), clean(texts.lines)
+    if not fenced:
+        return texts, []
+    return dataclasses.replace(texts, events=events, fresh=fresh, lines=lines), fenced
 
 
 class Verifier:
@@ -127,8 +160,13 @@ class Verifier:
         return self.calibration.threshold
 
     def read(self, texts: SpanTexts) -> list[Evidence]:
-        """Evidence from every registered signal (free: no Marlin call)."""
-        evidence = [item for reader in self.signals for item in reader.read(texts)]
+        """Evidence from every registered signal (free: no Marlin call), read from what the texts describe:
+        sentences that speak to their reader are taken out first (``instructions``), and said to have been."""
+        clean, fenced = without_instructions(texts)
+        evidence = [item for reader in self.signals for item in reader.read(clean)]
+        if fenced:
+            evidence.append(Evidence(kind=INSTRUCTIONS_KIND, text=f"not read as description: {fenced[0][:200]!r}",
+                                     start=texts.span[0], end=texts.span[1], score=1.0))
         if self.journal is not None:
             self.journal.write(texts, features(evidence))
         return evidence

@@ -1,0 +1,138 @@
+"""The verification judge, measured with a real model: ``python -m evals.real_models.judge``.
+
+Every candidate of the shipped calibration set and of the held-out set (texts and labels, see
+``marlin_agent/verification/calibration_set.py``) is read by the real model as the judge reads a
+span in a run: the event, and Marlin's fresh caption of the span (the caption events over it where
+the recorded run took none). Its verdicts replace the scripted judge's; the judge's weight is fitted
+on the calibration part, and the held-out part is scored three ways:
+
+- ``none``: no judge (the pipeline planner without an LLM);
+- ``lowers``: the judge may only lower a confidence (the rule shipped until now);
+- ``lifts``: it may also raise one, but only where a caption or the fresh caption already reads like
+  the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader.
+
+Verdicts are cached in ``<cache>/real-models/judge/<server>.jsonl`` (a stopped run resumes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import tempfile
+from pathlib import Path
+
+from evals.real_models.server import SERVERS, ServedModel
+from evals.synthetic.offline_models import minilm_dir, nli_dir
+from marlin_agent.config import load_settings
+from marlin_agent.verification.calibration import Calibration
+from marlin_agent.verification.calibration_set import CalibrationSet, SetEntry, figures_at, load_set, read_again
+from marlin_agent.verification.confidence import features
+from marlin_agent.verification.fitting import FitQuestion, fit_calibration
+
+HELDOUT = Path(__file__).parent.parent / "synthetic" / "heldout-set.json.gz"
+
+
+def _caption(calibration_set: CalibrationSet, entry: SetEntry):
+    from marlin_agent.domain import Event, VideoRef
+    from marlin_agent.tools import SpanCaption
+
+    rows = entry.fresh or [r for r in calibration_set.videos[entry.video]
+                           if r[1] > entry.span[0] and r[0] < entry.span[1]]
+    return SpanCaption(video=VideoRef(id="v", path="", title="v"), start=entry.span[0], end=entry.span[1], scenes=[],
+                       events=[Event(start=a, end=b, text=t) for a, b, t in rows], fresh=True)
+
+
+async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: Path) -> dict[tuple[str, int], float]:
+    from pydantic_ai import RunUsage
+
+    from marlin_agent.config import PlannerSettings
+    from marlin_agent.llm.models import planner_llm
+    from marlin_agent.planners.llm import PlannerJudge
+
+    done = {}
+    if cache.exists():
+        for row in map(json.loads, cache.read_text().splitlines()):
+            done[(row["part"], row["entry"])] = row["score"]
+    llm = planner_llm(PlannerSettings(model=served.model, base_url=served.base_url), cache.parent)
+    for part, chosen in sets.items():
+        for number, entry in enumerate(chosen.entries):
+            if (part, number) in done:
+                continue
+            judge = PlannerJudge(llm, RunUsage(), 1_000_000, 120.0)
+            score, reason = await judge(entry.event, _caption(chosen, entry))
+            done[(part, number)] = score
+            with cache.open("a") as out:
+                out.write(json.dumps({"part": part, "entry": number, "score": score, "reason": reason[:200]}) + "\n")
+            print(f"{part} {number}/{len(chosen.entries)} {score:.2f} {entry.event[:50]!r}", flush=True)
+    return done
+
+
+def judged(questions: list[FitQuestion], calibration_set: CalibrationSet, part: str,
+           scores: dict[tuple[str, int], float]) -> list[FitQuestion]:
+    """``questions`` with each candidate's judge feature the real model's verdict."""
+    out = []
+    for question, raw in zip(questions, calibration_set.questions, strict=True):
+        candidates = [c.model_copy(update={"features": {**c.features, "judge": 2 * scores[(part, r.entry)] - 1}})
+                      for c, r in zip(question.candidates, raw.candidates, strict=True)]
+        out.append(question.model_copy(update={"candidates": candidates}))
+    return out
+
+
+def score_ways(heldout: list[FitQuestion], calibration: Calibration) -> dict:
+    from marlin_agent.verification.fitting import decided, point
+    from marlin_agent.verification.verifier import combined
+
+    def with_rule(lifts: bool):
+        return lambda c: combined(c.features, calibration, c.speech, judge_lifts=lifts)
+
+    t = calibration.threshold
+    return {"none": figures_at(heldout, calibration).model_dump(),
+            "lowers": point(decided(heldout, t, with_rule(False)), t).model_dump(),
+            "lifts": point(decided(heldout, t, with_rule(True)), t).model_dump()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
+    parser.add_argument("--base-url")
+    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--results", type=Path, default=Path("evals/results"))
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
+    args = parser.parse_args()
+    from evals.real_models.__main__ import _describe_server
+
+    served = (ServedModel(base_url=args.base_url, model=args.model, server=_describe_server(args.base_url))
+              if args.base_url else SERVERS[args.server]())
+    sets = {"calibration": load_set(), "heldout": load_set(HELDOUT)}
+    cache = args.cache / "real-models" / "judge" / f"{served.server.split(' ')[0].strip('()')}.jsonl"
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        scores = asyncio.run(verdicts(served, sets, cache))
+    finally:
+        served.stop()
+    models = args.cache / "real-models" / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    settings = load_settings(env={"MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(models)),
+                                  "MARLIN_HOME": str(args.cache / "real-models" / "judge-home")})
+    from marlin_agent.library.embeddings import shared_embedder
+    from marlin_agent.verification.verifier import Verifier
+
+    verifier = Verifier(settings, lambda: shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
+                                                          settings.graphs_dir))
+    read = {part: judged(read_again(chosen, lambda texts: features(verifier.read(texts))), chosen, part, scores)
+            for part, chosen in sets.items()}
+    fitted = fit_calibration(read["calibration"])
+    calibration = Calibration(model="test", weights=fitted.weights, bias=fitted.bias, threshold=fitted.threshold)
+    right = [s for (part, n), s in scores.items()]
+    summary = {"server": served.server, "model": served.model, "verdicts": len(right),
+               "judge_weight": fitted.weights.get("judge", 0.0), "threshold": fitted.threshold,
+               "judge_auc_calibration": fitted.separation.get("judge"),
+               "heldout": score_ways(read["heldout"], calibration)}
+    args.results.mkdir(parents=True, exist_ok=True)
+    (args.results / "real_judge.json").write_text(json.dumps(summary, indent=1))
+    print(json.dumps(summary, indent=1))
+
+
+if __name__ == "__main__":
+    main()
