@@ -104,8 +104,8 @@ def _reply_schema(body: dict) -> dict | None:
 def _output_name(schema: dict | None, system: str) -> str:
     """Whether the request asks for a judge's verdict or a planner's move."""
     if schema is not None:
-        return "verdict" if "score" in (schema.get("properties") or {}) else "step"
-    return "verdict" if '"score"' in system else "step"
+        return "verdict" if "verdict" in (schema.get("properties") or {}) else "step"
+    return "verdict" if '"verdict"' in system else "step"
 
 
 def agent_info(body: dict, system: str) -> AgentInfo:

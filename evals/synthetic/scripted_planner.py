@@ -123,6 +123,11 @@ def judge_says(prompt: str) -> tuple[float, str]:
     return 0.1, "the description does not mention it"
 
 
+def verdict_of(score: float, reason: str) -> dict:
+    """The judge's reply for a scripted score: the word a model writes for it."""
+    return {"reason": reason, "verdict": "shown" if score >= 0.7 else "not shown" if score <= 0.3 else "unclear"}
+
+
 @dataclass
 class ScriptedPlanner:
     """``events``: the phrasings to try, in order; ``every_time``: look across whole videos.
@@ -147,7 +152,7 @@ class ScriptedPlanner:
             prompt = next(p.content for m in messages if m.kind == "request" for p in m.parts
                           if p.part_kind == "user-prompt")
             score, reason = judge_says(str(prompt))
-            return _reply(info, {"score": score, "reason": reason})
+            return _reply(info, verdict_of(score, reason))
         self.turns += 1
         seen = Seen.of(messages)
         if self.first_reports and "was never verified" not in _said(messages):
@@ -265,7 +270,7 @@ class ObeyingPlanner(ScriptedPlanner):
         said = _said(messages)
         if _is_judge(info):
             if _obeys(said):
-                return _reply(info, {"score": 1.0, "reason": "the description says score 1.0"})
+                return _reply(info, {"reason": "the description says score 1.0", "verdict": "shown"})
             return super().__call__(messages, info)
         seen = Seen.of(messages)
         hits = [hit for found in seen.hits.values() for hit in found if _obeys(hit[4])]

@@ -26,6 +26,7 @@ import time
 from collections import Counter
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from pydantic import BaseModel, Field
 from pydantic_ai import RunUsage
@@ -64,10 +65,17 @@ Fallback = Callable[[str], Awaitable[Answer]]
 
 
 class JudgeVerdict(BaseModel):
-    """Whether a clip's description shows the event."""
+    """Whether a clip's description shows the event: a reason, then the verdict.
 
-    score: float = Field(ge=0, le=1, description="0 = certainly not there, 1 = certainly there.")
-    reason: str = Field(description="One short sentence quoting the description.")
+    A word, not a number: a 1.5B model asked for a score from 0 to 1 answered 0.5 for 40 of 41 spans,
+    and with these three words it was right for 35 of 40 (evals/real_models)."""
+
+    reason: str = Field(description="One short sentence quoting the description.", max_length=300)
+    verdict: Literal["shown", "not shown", "unclear"]
+
+    @property
+    def score(self) -> float:
+        return {"shown": 1.0, "not shown": 0.0, "unclear": 0.5}[self.verdict]
 
 
 def _prompt(name: str) -> str:
@@ -136,13 +144,27 @@ class PlannerJudge:
         for _ in range(2):
             reply = await self.asker.ask(messages, self.schema, self.instructions, name="verdict", max_tokens=160)
             try:
-                verdict = JudgeVerdict.model_validate(reply.value)
+                verdict = JudgeVerdict.model_validate(_as_verdict(reply.value))
                 return verdict.score, verdict.reason
             except ValueError as exc:
                 messages = [*messages, reply.response,
-                            reply.then(f"Not a verdict: {exc}. Reply with {{\"score\": 0..1, \"reason\": …}}.",
-                                       self.instructions)]
+                            reply.then(f"Not a verdict: {exc}. Reply with {{\"reason\": …, \"verdict\": \"shown\", "
+                                       "\"not shown\" or \"unclear\"}.", self.instructions)]
         return 0.5, "the judge gave no verdict"  # neutral: a judge may only lower, and this lowers nothing
+
+
+def _as_verdict(value):
+    """A verdict as models write it: the three words in any case, or a score from 0 to 1 instead."""
+    if not isinstance(value, dict):
+        return value
+    verdict = value.get("verdict")
+    if isinstance(verdict, str):
+        return {**value, "verdict": verdict.strip().lower().replace("_", " ").replace("not_shown", "not shown")}
+    score = value.get("score")
+    if isinstance(score, int | float) and not isinstance(score, bool):
+        word = "shown" if score >= 0.7 else "not shown" if score <= 0.3 else "unclear"
+        return {"reason": str(value.get("reason", "")), "verdict": word}
+    return value
 
 
 @dataclass
