@@ -67,7 +67,11 @@ _NATIVE = {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_c
 def test_a_reply_schema_is_put_the_way_each_server_kind_takes_it(form, expected):
     body = with_schema_form(_NATIVE, form)
     assert {k: v for k, v in body.items() if k in ("response_format", "json_schema", "guided_json")} == expected
-    assert body["messages"] == _NATIVE["messages"]
+    if form is SchemaForm.none:  # nothing constrains the reply: the model is told the schema instead
+        assert body["messages"][0]["role"] == "system" and json.dumps(_SCHEMA) in body["messages"][0]["content"]
+        assert body["messages"][1:] == _NATIVE["messages"]
+    else:
+        assert body["messages"] == _NATIVE["messages"]
 
 
 def test_openai_s_own_form_is_sent_as_the_client_wrote_it():

@@ -1,7 +1,7 @@
 """A stand-in for the extraction LLM: reads the unit's events and fills the ``objects`` schema.
 
-Like the scripted planner it is a pydantic-ai ``FunctionModel`` callback, so structured
-output, validation, retries and usage all run for real. ``first`` chooses a bad first
+Like the scripted planner it is a pydantic-ai ``FunctionModel`` callback, so the structured
+request, validation, re-asking and usage all run for real. ``first`` chooses a bad first
 answer to exercise the re-asking: ``"bad_json"`` (arguments that are not JSON) or
 ``"bad_enum"`` (a motion the schema does not allow); ``always_invalid`` never validates.
 """
@@ -12,7 +12,7 @@ import json
 import re
 from dataclasses import dataclass
 
-from pydantic_ai import ModelResponse, ToolCallPart
+from pydantic_ai import ModelResponse, TextPart, ToolCallPart
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 _EVENT = re.compile(r"^<(?P<start>[\d.]+) - (?P<end>[\d.]+)> an? (?P<colour>\w+) (?P<shape>\w+) (?P<rest>.*)$")
@@ -44,7 +44,6 @@ class ScriptedExtractor:
         unit = next(str(p.content) for m in messages if m.kind == "request" for p in m.parts
                     if p.part_kind == "user-prompt")
         answers = sum(1 for m in messages if m.kind == "response")
-        tool = info.output_tools[0].name
         scene = unit.split("Scene:\n- ", 1)[1].split("\n", 1)[0] if "Scene:\n- " in unit else ""
         row = {"setting": scene.split(" seen ")[0] or "unknown", "objects": _objects(unit),
                "speech": "(no speech)" not in unit}
@@ -52,5 +51,12 @@ class ScriptedExtractor:
             row["objects"] = [{**o, "motion": "sideways"} for o in row["objects"]] or [
                 {"colour": "red", "shape": "circle", "motion": "sideways", "start": 0, "end": 1}]
         if answers == 0 and self.first == "bad_json":
-            return ModelResponse(parts=[ToolCallPart(tool, '{"setting": "a field", "objects": [')])
-        return ModelResponse(parts=[ToolCallPart(tool, json.dumps(row))])
+            return self._reply(info, '{"setting": "a field", "objects": [')
+        return self._reply(info, json.dumps(row))
+
+    @staticmethod
+    def _reply(info: AgentInfo, text: str) -> ModelResponse:
+        """As the request asked: a call of the output tool, or the JSON as text (a schema the server enforces)."""
+        if info.output_tools:
+            return ModelResponse(parts=[ToolCallPart(info.output_tools[0].name, text)])
+        return ModelResponse(parts=[TextPart(text)])

@@ -1,22 +1,37 @@
 """Filling one row: Marlin's own output mapped directly, or a small LLM restructuring it.
 
-The LLM answers through pydantic-ai's structured output; every answer is validated
-against the user's JSON Schema with ``jsonschema`` and, when it fails, sent back with the
-errors so the model can fix them. A row that never validates is returned as invalid with
-the last errors, never dropped.
+The LLM is asked for the row the most reliable way its server offers (``llm.structured``): the
+user's schema, cut to what servers can enforce (``server_schema``), goes with the request as a
+constraint (OpenAI's ``response_format``, llama.cpp's grammar, vLLM's guided decoding), or, where the
+server takes none, in the instructions, with the reply read leniently. Every answer is then checked
+against the whole schema with ``jsonschema`` and, when it fails, sent back with the errors so the
+model can fix them. Each request is capped in tokens (from the schema's and the unit's size) and in
+time; a row that never validates is returned as invalid with the last errors, never dropped.
 """
 
 from __future__ import annotations
 
 import copy
+import json
 from typing import Any
 
 from pydantic import BaseModel
 
-from marlin_agent.errors import MissingDependency, PlannerUnavailable
+from marlin_agent.errors import MissingDependency
 from marlin_agent.extraction.schema import Schema, validation_errors
 from marlin_agent.extraction.units import Unit
 from marlin_agent.resources import data_path
+
+# Keywords a server that constrains replies cannot enforce (or that break its grammar): left out of what it is
+# sent, and still checked by jsonschema on every answer.
+_UNENFORCEABLE = frozenset({"not", "if", "then", "else", "patternProperties", "dependentSchemas",
+                            "dependentRequired", "unevaluatedProperties", "unevaluatedItems", "contains",
+                            "minContains", "maxContains", "uniqueItems", "multipleOf", "propertyNames",
+                            "$schema", "$id", "$anchor", "$dynamicRef", "$dynamicAnchor", "$comment", "examples",
+                            "readOnly", "writeOnly", "deprecated", "contentEncoding", "contentMediaType"})
+# A row's token budget: a floor, then a share of what it is made from.
+_ROW_TOKENS_FLOOR = 256
+_ROW_TOKENS_CAP = 4096
 
 
 class Filled(BaseModel):
@@ -24,6 +39,7 @@ class Filled(BaseModel):
     valid: bool
     error: str | None = None
     tokens: int = 0
+    attempts: int = 0  # answers the model gave (1: right the first time)
 
 
 def from_marlin(unit: Unit) -> Filled:
@@ -31,49 +47,67 @@ def from_marlin(unit: Unit) -> Filled:
     return Filled(data={"scenes": unit.scenes, "events": [e.model_dump() for e in unit.events]}, valid=True)
 
 
+def server_schema(document: Any) -> Any:
+    """``document`` with the keywords servers cannot enforce taken out, at every depth."""
+    if isinstance(document, dict):
+        return {k: server_schema(v) for k, v in document.items() if k not in _UNENFORCEABLE}
+    if isinstance(document, list):
+        return [server_schema(v) for v in document]
+    return document
+
+
+def row_tokens(schema_text: str, unit_text: str) -> int:
+    """What one row may take: a row restates part of its unit in the schema's shape."""
+    return min(_ROW_TOKENS_CAP, _ROW_TOKENS_FLOOR + len(schema_text) // 4 + len(unit_text) // 3)
+
+
 class RowFiller:
-    """An LLM that fills ``schema`` from a unit's captions and speech (pydantic-ai; the planner extra).
+    """An LLM that fills ``schema`` from a unit's captions and speech (the planner extra).
     Only schemas other than the built-in "marlin" one need it, so it is imported here, not above."""
 
-    def __init__(self, schema: Schema, model, instructions: str | None = None, retries: int = 2) -> None:
+    def __init__(self, schema: Schema, model, instructions: str | None = None, retries: int = 2,
+                 timeout: float | None = None) -> None:
         try:
-            from pydantic_ai import Agent, ModelRetry, StructuredDict
+            from marlin_agent.llm.models import as_llm
         except ImportError as exc:
             raise MissingDependency("Filling a schema with an LLM", "planner") from exc
         self.schema = schema
-        self.model_name = getattr(model, "model_name", None) or str(model)  # what the rows say filled them
+        self.llm = as_llm(model)
+        self.model_name = self.llm.name  # what the rows say filled them
+        self.retries = retries
+        self.timeout = timeout
         prompt = data_path("prompts/extract.md").read_text(encoding="utf-8")
         if instructions:
             prompt += f"\n\nThe user's instructions for this job:\n{instructions}"
-        # A copy: the structured-output machinery adapts the schema it is given in place.
-        shown = copy.deepcopy(schema.llm_document or schema.document)
-        output = StructuredDict(shown, name="row", description=f"One {schema.name} record.")
-        self.agent = Agent(model, output_type=output, instructions=prompt, retries={"output": retries})
-        self._errors: list[str] = []
-
-        @self.agent.output_validator
-        def valid(data: dict) -> dict:
-            errors = validation_errors(schema, data)
-            self._errors = errors
-            if errors:
-                raise ModelRetry("The record does not match the schema:\n" + "\n".join(f"- {e}" for e in errors))
-            return data
+        self.prompt = prompt
+        # A copy: what the server is sent is cut down, and the structured-output machinery adapts it in place.
+        self.sent = server_schema(copy.deepcopy(schema.llm_document or schema.document))
+        self.sent_text = json.dumps(self.sent, separators=(",", ":"))
 
     async def fill(self, unit: Unit, max_tokens: int) -> Filled:
-        from pydantic_ai import RunUsage, UsageLimits
-        from pydantic_ai.exceptions import ModelAPIError, UnexpectedModelBehavior, UsageLimitExceeded
+        from pydantic_ai import ModelRequest, RunUsage
+
+        from marlin_agent.llm.structured import StructuredAsker
 
         usage = RunUsage()
-        self._errors = []
-        try:
-            result = await self.agent.run(unit.text(), usage=usage,
-                                          usage_limits=UsageLimits(request_limit=8, total_tokens_limit=max_tokens))
-        except UnexpectedModelBehavior as exc:
-            reason = "; ".join(self._errors) if self._errors else str(exc)
-            return Filled(data=None, valid=False, error=f"no valid record after retries: {reason}",
-                          tokens=usage.total_tokens)
-        except UsageLimitExceeded as exc:
-            return Filled(data=None, valid=False, error=f"token budget exhausted: {exc}", tokens=usage.total_tokens)
-        except ModelAPIError as exc:
-            raise PlannerUnavailable(f"the extraction model failed: {exc}") from exc
-        return Filled(data=result.output, valid=True, tokens=usage.total_tokens)
+        asker = StructuredAsker(self.llm, usage, self.timeout)
+        text = unit.text()
+        messages: list = [ModelRequest.user_text_prompt(text, instructions=self.prompt)]
+        errors: list[str] = []
+        cap = row_tokens(self.sent_text, text)
+        for attempt in range(1, self.retries + 2):
+            if usage.total_tokens >= max_tokens:
+                return Filled(data=None, valid=False, error=f"token budget exhausted: {usage.total_tokens} of "
+                              f"{max_tokens} tokens spent; last errors: {'; '.join(errors)}", tokens=usage.total_tokens,
+                              attempts=attempt - 1)
+            reply = await asker.ask(list(copy.copy(messages)), copy.deepcopy(self.sent), self.prompt, name="row",
+                                    description=f"One {self.schema.name} record.", max_tokens=cap)
+            errors = (["(row): the reply holds no JSON object (it may have been cut off at the token cap)"]
+                      if reply.value is None else validation_errors(self.schema, reply.value))
+            if not errors:
+                return Filled(data=reply.value, valid=True, tokens=usage.total_tokens, attempts=attempt)
+            messages += [reply.response, reply.then(
+                "The record does not match the schema:\n" + "\n".join(f"- {e}" for e in errors[:20])
+                + "\nAnswer again with the whole record, fixed.", self.prompt)]
+        return Filled(data=None, valid=False, error=f"no valid record after {self.retries + 1} answers: "
+                      f"{'; '.join(errors)}", tokens=usage.total_tokens, attempts=self.retries + 1)

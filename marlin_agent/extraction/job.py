@@ -46,6 +46,7 @@ class Row(BaseModel):
     model: str
     schema_name: str
     schema_id: str | None = None  # the schema's fingerprint: which job's output this row belongs to
+    attempts: int = 0  # answers the LLM gave for it (1: valid the first time; 0: no LLM)
 
 
 class ExtractSummary(BaseModel):
@@ -199,16 +200,17 @@ def filling_model(schema: Schema, settings: Settings, model=None):
             hint='a LiteLLM-style model (e.g. openai/gpt-4.1-mini), or serve a small model locally and set '
                  "MARLIN_PLANNER=<name> MARLIN_PLANNER_BASE_URL=http://127.0.0.1:8001/v1. The schema \"marlin\" needs "
                  "no LLM: it writes Marlin's own scenes and events.", parameter="planner")
-    from marlin_agent.llm.models import planner_model
+    from marlin_agent.llm.models import planner_llm
 
-    return planner_model(settings.planner)
+    return planner_llm(settings.planner, settings.home)
 
 
 def row_filler(schema: Schema, settings: Settings, model=None, instructions: str | None = None) -> RowFiller | None:
     """What fills ``schema``'s rows: ``None`` for Marlin's own schema, else an LLM (see ``filling_model``)."""
     if schema.builtin:
         return None
-    return RowFiller(schema, filling_model(schema, settings, model), instructions)
+    return RowFiller(schema, filling_model(schema, settings, model), instructions,
+                     timeout=settings.planner.request_timeout)
 
 
 async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: Per, filler: RowFiller | None,
@@ -234,7 +236,7 @@ async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: 
             tally.tokens += filled.tokens
             yield Row(key=key, video=video, start=unit.start, end=unit.end, per=per, data=filled.data,
                       valid=filled.valid, error=filled.error, model=model_label, schema_name=schema.name,
-                      schema_id=schema.fingerprint)
+                      schema_id=schema.fingerprint, attempts=filled.attempts)
 
 
 def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -> ExtractSummary:

@@ -40,7 +40,7 @@ from pydantic_ai.tools import ToolDefinition
 
 from marlin_agent.errors import PlannerError, PlannerUnavailable
 from marlin_agent.llm.models import LLM
-from marlin_agent.llm.profiles import Structured
+from marlin_agent.llm.profiles import SchemaForm, Structured
 from marlin_agent.llm.replies import json_object
 
 _PROMPTED = ("\n\nReply with exactly one JSON object and nothing else (no prose, no Markdown). It must follow "
@@ -111,7 +111,11 @@ class StructuredAsker:
 
     @property
     def mode(self) -> Structured:
-        return self.llm.book.get(self.llm.key).structured or Structured.native
+        profile = self.llm.book.get(self.llm.key)
+        if profile.structured is not None:
+            return profile.structured
+        # A server known to take no schema at all gets it in the instructions from the start.
+        return Structured.prompted if profile.schema_form is SchemaForm.none else Structured.native
 
     def _learn(self, mode: Structured) -> None:
         if self.llm.book.get(self.llm.key).structured is not mode:

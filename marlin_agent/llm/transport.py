@@ -48,6 +48,10 @@ def with_schema_form(body: dict, form: SchemaForm) -> dict:
         body["json_schema"] = schema
     elif form is SchemaForm.guided_json:
         body["guided_json"] = schema
+    else:  # nothing constrains the reply: the model is told the schema instead
+        said = ("Reply with exactly one JSON object, and nothing else, that follows this JSON schema:\n"
+                + json.dumps(schema))
+        body["messages"] = [{"role": "system", "content": said}, *body.get("messages", [])]
     return body
 
 
