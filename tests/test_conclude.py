@@ -112,3 +112,13 @@ def test_the_llm_planner_leaves_out_the_same_look_alike():
                                PlannerAnswer(answer="At 0:13 and 0:31."), [tin, oven], None, 1, 0.0)
     assert answer.moments == [oven] and answer.rejected[0] is tin
     assert "Left out: 0:13.3, which passed but whose description says much less of it" in answer.answer
+
+
+def test_the_answer_does_not_depend_on_the_order_verifications_finished_in():
+    import itertools
+
+    # Two equally confident moments that overlap: the earlier one is kept, whichever finished first.
+    first, second, other = moment(10, 20, 0.8), moment(11, 21, 0.8), moment(40, 45, 0.8, FIELD)
+    outcomes = {tuple((m.video.id, m.start) for m in decide(list(order), 0.5)[0])
+                for order in itertools.permutations([first, second, other])}
+    assert outcomes == {(("f", 40), ("s", 10))}

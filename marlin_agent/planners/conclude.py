@@ -54,7 +54,8 @@ def decide(moments: list[Moment], threshold: float) -> tuple[list[Moment], list[
     """(accepted, rejected), best first; a moment overlapping a better one in the same video is dropped."""
     accepted: list[Moment] = []
     rejected: list[Moment] = []
-    for moment in sorted(moments, key=lambda m: m.confidence, reverse=True):
+    # Ties go to the earlier moment, whatever order the verifications finished in.
+    for moment in sorted(moments, key=lambda m: (-m.confidence, m.video.title, m.video.id, m.start, m.end)):
         duplicate = any(m.video.id == moment.video.id and iou((m.start, m.end), (moment.start, moment.end)) > 0.5
                         for m in accepted + rejected)
         if not duplicate:

@@ -66,6 +66,11 @@ def _times(moments: list[Moment]) -> str:
     return shown + (f" and {len(moments) - 12} more" if len(moments) > 12 else "")
 
 
+def _strongest(moment: Moment) -> tuple:
+    """The most confident first; between equals the earlier one, whatever order they were verified in."""
+    return (-moment.confidence, moment.video.title, moment.video.id, moment.start, moment.end)
+
+
 class FormAnswerer:
     """Answers one question of a form other than "when" over ``video_ids``."""
 
@@ -112,7 +117,7 @@ class FormAnswerer:
             words = (f'The {plan.form} time "{plan.target}": {chosen.video.title} at {clock(chosen.start)}–'
                      f"{clock(chosen.end)} (confidence {chosen.confidence:.2f}){others}.")
             return self._done(question, plan, True, words, [chosen], rejected, started)
-        best = max(found, key=lambda m: m.confidence)  # duration
+        best = min(found, key=_strongest)  # duration
         seconds = round(best.end - best.start, 2)
         words = (f'"{plan.target}" lasts {seconds:.1f} s: {best.video.title} {clock(best.start)}–{clock(best.end)} '
                  f"(confidence {best.confidence:.2f}).")
@@ -128,7 +133,7 @@ class FormAnswerer:
         if after is not None:
             found = [m for m in found if m.video.id == after.video.id and m.start >= after.end - _EDGE]
             return (found[0] if found else None), rejected, len(found)
-        return max(found, key=lambda m: m.confidence, default=None), rejected, len(found)
+        return min(found, key=_strongest, default=None), rejected, len(found)
 
     async def _relation(self, question: str, plan: QuestionPlan, started: float) -> Answer:
         assert plan.anchor is not None
