@@ -98,18 +98,18 @@ def test_the_llm_planner_leaves_out_the_same_look_alike():
 
     from pydantic_ai import RunUsage
 
-    from marlin_agent.planners.llm import LLMPlanner, PlannerAnswer
+    from marlin_agent.planners.llm import LLMPlanner
 
     tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5), trace=[], marlin_calls=0, verified=[],
                             note=lambda step, detail: None)
     planner = LLMPlanner.__new__(LLMPlanner)  # only its conclusion is exercised: no model, no agent
-    planner.tools, planner.usage = tools, RunUsage()
+    planner.tools, planner.usage, planner.moves = tools, RunUsage(), RunUsage()
     tin = moment(13.3, 17.8, 0.72, lexical=0.8, lexical_swap=1.0)
     oven = moment(31.3, 36.0, 0.67, lexical=0.76)
     tools.verified = [tin, oven]
     answer = planner._conclude("when does the baker put the loaf into the oven?",
                                "the baker puts the loaf into the oven",
-                               PlannerAnswer(answer="At 0:13 and 0:31."), [tin, oven], None, 1, 0.0)
+                               [tin, oven], 1, 0.0)
     assert answer.moments == [oven] and answer.rejected[0] is tin
     assert "Left out: 0:13.3, which passed but whose description says much less of it" in answer.answer
 
