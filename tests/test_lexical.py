@@ -260,3 +260,17 @@ def test_a_wording_that_says_the_asked_word_is_not_denied_by_another_that_names_
     assert alone["lexical_conflict"].score == 0.6 and "smoke, not fog" in alone["lexical"].text
     both = {e.kind: e for e in signal.read(SpanTexts(event=asked, span=(12.0, 20.0), events=said, fresh=other))}
     assert "lexical_conflict" not in both and "fog = fog" in both["lexical"].text
+
+
+@pytest.mark.parametrize(("asked", "said", "kin"), [
+    ("the thief gets away", "The man runs off with the packages.", "gets away ~ runs off"),  # both flee
+    ("the dog tears up the cushion", "The dog rips a cushion apart.", "tears up ~ rips"),  # both tear
+])
+def test_a_verb_is_said_in_part_by_another_way_of_the_same_specific_act(aligner, asked, said, kin):
+    alignment = aligner.align(asked, said)
+    assert alignment.action == 0.6 and kin in alignment.explain() and alignment.conflict == 0
+
+
+def test_two_ways_of_a_general_act_or_its_opposite_do_not_say_each_other(aligner):
+    assert aligner.align("the player kicks the ball", "the player throws the ball").action == 0.0  # both propel
+    assert aligner.align("the floodlight switches off", "The floodlight switches on.").action == 0.0

@@ -82,6 +82,10 @@ _ANCESTOR_STEPS = 4  # a more specific word within this many steps supports
 _GENERAL_STEPS = 4  # a more general one within this many, in part
 _SIBLING_STEPS = 2  # siblings: both within this many steps of a common parent ...
 _SIBLING_MIN_DEPTH = 5  # ... that is specific enough (not "entity", "act", "person")
+# Verbs: two acts one step under the same specific act (its depth from a root verb at least this) say each
+# other in part.
+_VERB_KIN_DEPTH = 2
+_VERB_KIN_CREDIT = 0.6
 # Kinds whose members exclude each other, by WordNet's lexicographer files (animals, shapes): two
 # unrelated words from one of them name different things. Artifacts, places, plants and foods are
 # left to the close-sibling test (a caption naming the tree is not denying the grass), and people
@@ -409,12 +413,22 @@ class LexicalAligner:
             return 0.8
         if s in self._links(a, _WHOLE) and rank == other_rank == 0:
             return 0.55  # the whole the asked part belongs to: an arm raised, for a hand up
+        if pos == "v" and rank == other_rank == 0 and self._one_way_of(a, s):
+            return _VERB_KIN_CREDIT  # two ways of one specific act: gets away / runs off (both flee)
         up = self._ancestors(s, _ANCESTOR_STEPS)
         if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
             return 0.9 if up[a] <= 2 else 0.75  # the description is more specific: a cyclist is a rider
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
+
+    def _one_way_of(self, a: str, s: str) -> bool:
+        """Two verbs one step under the same act, when that act is itself specific (not "move", "travel",
+        "change"): "escape" and "abscond" under "flee", "shred" and "rip" under "tear"."""
+        if s in self._links(a, "!") or a in self._links(s, "!"):
+            return False  # switching on is not switching off, though both are switching
+        shared = set(self._links(a, "@")) & set(self._links(s, "@"))
+        return any(self.wordnet.depth(parent) >= _VERB_KIN_DEPTH for parent in shared)
 
     def _rare_kind(self, asked: Term, said: Term) -> bool:
         """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
