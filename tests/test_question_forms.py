@@ -11,6 +11,8 @@ import asyncio
 import shutil
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from evals.synthetic.scripted_planner import ScriptedPlanner
 from marlin_agent.planners.question_forms import read_question
@@ -311,3 +313,38 @@ def test_a_repeat_told_in_other_words_is_still_counted():
     assert look_alikes(cars) == (cars, [])
     bus = _said(tools, 60.0, 66.0, 0.6, 0.4, "A bus stops at the shelter.")
     assert look_alikes([*cars, bus]) == (cars, [bus])
+
+
+_SUBJECTS = ["the dog", "a doctor", "the red car", "the girl by the window", "the man in the red coat", "the old cook",
+             "a courier", "the tall player"]
+_VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asleep"), ("turn", "turns", "left"),
+          ("open", "opens", "the door"), ("knock", "knocks", "the mug off the table"), ("cross", "crosses", "the road"),
+          ("catch", "catches", "the ball"), ("get", "gets", "on the sofa"), ("wave", "waves", "at the camera"),
+          ("pick", "picks", "up the box")]
+_PARTICIPLES = [("kicked", "into the net"), ("left", "at the door"), ("stolen", "from the porch"),
+                ("carried", "inside"), ("seen", "on screen")]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_SUBJECTS), st.sampled_from(_VERBS), st.sampled_from(["when does", "when did"]))
+def test_a_rewritten_do_question_keeps_every_word_in_order_and_inflects_only_its_verb(subject, verb, lead):
+    base, third, rest = verb
+    plan = read_question(f"{lead} {subject} {base} {rest}?")
+    assert plan.target == f"{subject} {third} {rest}", plan.target
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.sampled_from(_SUBJECTS), st.sampled_from(_PARTICIPLES))
+def test_a_rewritten_be_question_puts_is_after_its_subject(subject, participle):
+    done, rest = participle
+    assert read_question(f"when is {subject} {done} {rest}?").target == f"{subject} is {done} {rest}"
+
+
+@pytest.mark.parametrize("question, target", [
+    ("how long is the blue square on screen", "the blue square is on screen"),
+    ("how long is the red circle visible", "the red circle is visible"),
+    ("when is there a dog on the sofa", "there is a dog on the sofa"),
+    ("when is the singer diving into the crowd", "the singer is diving into the crowd"),
+])
+def test_what_is_said_of_a_subject_follows_it(question, target):
+    assert read_question(question).target == target

@@ -39,6 +39,18 @@ _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "d
                               "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
                               "red", "green"}
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+_PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "outside", "into", "onto", "through",
+                 "across", "behind", "beside", "next", "from", "with", "around", "along", "past", "beneath", "above",
+                 "below", "beyond", "against", "among", "between", "toward", "towards", "without", "of"}
+# Words that say what the subject is like rather than what it does ("the red circle", "the big dog").
+_DESCRIBING = {"red", "green", "blue", "yellow", "white", "black", "purple", "orange", "pink", "brown", "grey",
+               "gray", "big", "small", "little", "large", "old", "young", "tall", "short", "long", "new", "first",
+               "second", "last", "other", "striped", "spotted", "hooded", "masked", "armed", "wounded", "tired"}
+# Said of a subject after "is": "is the red circle visible", "is the door open".
+_AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "backward", "backwards", "together",
+                    "quickly", "slowly", "home", "around"}
+_PREDICATES = {"visible", "present", "open", "closed", "shut", "empty", "full", "lit", "there", "here", "alone",
+               "asleep", "awake", "gone", "away", "out", "off", "up", "down", "back", "still", "moving"}
 _PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
 _IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",
                           "thrown", "shown", "seen", "done", "said", "sold", "told", "found", "won", "lost", "run",
@@ -56,6 +68,16 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+def _past_modifier(words: list[str], at: int) -> int:
+    """Past a preposition and the noun phrase after it ("by | the window |"), from ``at``."""
+    at += 1
+    while at < len(words) and words[at].lower() in _DETERMINERS:
+        at += 1
+    while at + 1 < len(words) and words[at].lower() in _DESCRIBING:
+        at += 1
+    return at + 1
+
+
 def _verb_position(words: list[str]) -> int | None:
     """Where the verb is in "<subject> <verb> ...", after a do-question lost its auxiliary."""
     if not words:
@@ -63,25 +85,56 @@ def _verb_position(words: list[str]) -> int | None:
     if words[0].lower() in _PRONOUNS:
         return 1 if len(words) > 1 else None
     start = 1 if words[0].lower() in _DETERMINERS else 0
-    for at in range(start + 1, len(words)):
+    at = start + 1
+    while at < len(words):
+        word = words[at].lower()
+        if word in _PREPOSITIONS:  # the subject goes on: "the girl by the window | falls asleep"
+            at = _past_modifier(words, at)
+            continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
-        plural_noun = re.search(r"[^s]s$", words[at].lower()) is not None  # "lanes", not "cross"
-        if (following == "" or following in _AFTER_VERB) and not plural_noun:
+        plural_noun = re.search(r"[^s]s$", word) is not None  # "lanes", not "cross"
+        # "come running", "keep walking": the word before an -ing form is the verb.
+        if (following == "" or following in _AFTER_VERB or following in _AFTER_VERB_ALSO or following.endswith("ing")) \
+                and not plural_noun \
+                and word not in _DESCRIBING:
             return at
+        at += 1
     # No telling word after it: the word after the head noun ("the car | change lanes").
     return start + 1 if start + 1 < len(words) else None
+
+
+def _be_position(words: list[str]) -> int:
+    """Where "is" goes in a be-question's words: before a participle or what is said of the subject
+    ("the goal | scored", "the blue square | on screen", "the red circle | visible"), else at the end."""
+    at = 1 if words and words[0].lower() in _DETERMINERS else 0
+    at += 1
+    def said_of(word: str) -> bool:
+        participle = (word in _IRREGULAR_PARTICIPLES or _PARTICIPLE.match(word)) and word not in _DESCRIBING
+        return bool(participle) or word in _PREDICATES
+
+    while at < len(words):
+        word = words[at].lower()
+        if word in _PREPOSITIONS:
+            # "the girl by the window | seen": the phrase belongs to the subject when what is said follows it.
+            after = _past_modifier(words, at)
+            if after < len(words) and said_of(words[after].lower()):
+                return after
+            return at
+        if said_of(word):
+            return at
+        at += 1
+    return len(words)
 
 
 def _undo_inversion(auxiliary: str, rest: str) -> str:
     words = rest.split()
     aux = auxiliary.lower()
     if aux in ("is", "are", "was", "were"):
-        # "is the goal scored" → "the goal is scored": the auxiliary goes before the participle.
-        at = next((i for i, w in enumerate(words) if i > 0 and (w.lower() in _IRREGULAR_PARTICIPLES
-                                                                or _PARTICIPLE.match(w))), None)
-        if at is None:
-            return rest
         verb = "is" if aux in ("is", "was") else "are"
+        if words and words[0].lower() == "there":  # "is there a dog on the sofa" → "there is a dog on the sofa"
+            return " ".join([words[0], verb, *words[1:]])
+        # "is the goal scored" → "the goal is scored": the auxiliary goes after the subject.
+        at = _be_position(words)
         return " ".join(words[:at] + [verb] + words[at:])
     if aux in ("does", "did"):
         at = _verb_position(words)
