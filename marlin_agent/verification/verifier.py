@@ -172,7 +172,8 @@ class Verifier:
         return evidence
 
     def confidence(self, evidence: list[Evidence], speech_question: bool = False) -> float:
-        return combined(features(evidence), self.calibration, speech_question)
+        return combined(features(evidence), self.calibration, speech_question,
+                        judge_lifts=self.settings.verify.judge == "lifts")
 
     def passes(self, confidence: float) -> bool:
         return confidence >= self.threshold
