@@ -122,3 +122,12 @@ def test_the_answer_does_not_depend_on_the_order_verifications_finished_in():
     outcomes = {tuple((m.video.id, m.start) for m in decide(list(order), 0.5)[0])
                 for order in itertools.permutations([first, second, other])}
     assert outcomes == {(("f", 40), ("s", 10))}
+
+
+def test_a_caption_event_that_says_nothing_happens_is_not_a_happening():
+    from marlin_agent.planners.conclude import idle
+
+    assert all(idle(t) for t in ["The light grey backdrop stays empty.", "The scene stays quiet.", "Nothing happens.",
+                                 "An empty street scene."])
+    assert not any(idle(t) for t in ["The street stays empty until a car passes.", "The dog lies still on the sofa.",
+                                      "A red circle appears and stays where it is."])

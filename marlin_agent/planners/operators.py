@@ -18,7 +18,7 @@ from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Evidence, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
 from marlin_agent.library.records import Segment
-from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
+from marlin_agent.planners.conclude import decide, idle, left_out, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.verification.signals import iou
@@ -201,7 +201,8 @@ class FormAnswerer:
         side = "before" if form == "before" else "after"
         # (row, the whole event, its span, a grounding around the row already made)
         taken: list[tuple[Segment, GroundedSpan | None, tuple[float, float], Evidence | None]] = []
-        for row in sorted(rows, key=lambda r: abs(self._gap(self._probe(video, r.start, r.end), side, anchor))):
+        happenings = [r for r in rows if not idle(r.text)]  # "the backdrop stays empty" is not what happens next
+        for row in sorted(happenings, key=lambda r: abs(self._gap(self._probe(video, r.start, r.end), side, anchor))):
             if not self._on_side(self._probe(video, row.start, row.end), form, anchor, anchor_end) or \
                     any(_inside((row.start, row.end), span) for _, _, span, _ in taken):
                 continue  # a piece of a neighbour already taken: the same event as the next chunk told it
