@@ -60,9 +60,10 @@ def _inside(piece: tuple[float, float], whole: tuple[float, float]) -> bool:
     return overlap >= 0.5 * (piece[1] - piece[0])
 
 
-def _times(moments: list[Moment]) -> str:
-    shown = ", ".join(f"{clock(m.start)}" + (f" ({m.video.title})" if len({x.video.id for x in moments}) > 1 else "")
-                      for m in moments[:12])
+def _times(moments: list[Moment], videos: int = 1) -> str:
+    """The moments' times, each with its video's title when more than one video was searched."""
+    named = videos > 1 or len({x.video.id for x in moments}) > 1
+    shown = ", ".join(f"{clock(m.start)}" + (f" ({m.video.title})" if named else "") for m in moments[:12])
     return shown + (f" and {len(moments) - 12} more" if len(moments) > 12 else "")
 
 
@@ -85,6 +86,10 @@ class FormAnswerer:
         found, alike = look_alikes(in_order(joined(accepted)))
         return found, alike + rejected
 
+    def _listed(self, target: str, found: list[Moment], rejected: list[Moment]) -> str:
+        times = f"{len(found)} time{'s' if len(found) != 1 else ''}"
+        return f'"{target}": {times}: {_times(found, len(self.video_ids))}.' + self._not_counted(rejected)
+
     def _not_counted(self, rejected: list[Moment]) -> str:
         return left_out([m for m in rejected if m.confidence >= self.threshold], "Not counted")
 
@@ -100,16 +105,14 @@ class FormAnswerer:
         assert plan.target is not None
         found, rejected = await self.occurrences(plan.target)
         if plan.form == "count":
-            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
-                     + self._not_counted(rejected) if found
+            words = (self._listed(plan.target, found, rejected) if found
                      else "0 times. " + summary(plan.target, [], rejected, len(self.video_ids)))
             return self._done(question, plan, bool(found), words, found, rejected, started, count=len(found))
         if not found:
             return self._done(question, plan, False, summary(plan.target, [], rejected, len(self.video_ids)), [],
                               rejected, started, count=0 if plan.form == "every" else None)
         if plan.form == "every":
-            words = (f'"{plan.target}": {len(found)} time{"s" if len(found) != 1 else ""}: {_times(found)}.'
-                     + self._not_counted(rejected))
+            words = self._listed(plan.target, found, rejected)
             return self._done(question, plan, True, words, found, rejected, started, count=len(found))
         if plan.form in ("first", "last"):
             chosen = found[0] if plan.form == "first" else found[-1]
