@@ -203,12 +203,24 @@ def llama_server(context: int = 8192, threads: int = 2, port: int | None = None)
                        f"{LLAMA_CPP_PYTHON} sdist) --jinja -c {context} -t {threads}", process=process)
 
 
+def install_llama_cpp_python() -> None:
+    """``pip install 'llama-cpp-python[server]'`` from the cached sdist, compiled for this CPU as ``llama-server``
+    is (about 17 minutes on 2 cores; AMX off, see the module's docstring)."""
+    sources = cache_dir() / "src"
+    sources.mkdir(exist_ok=True)
+    sdist = next(iter(sources.glob(f"llama_cpp_python-{LLAMA_CPP_PYTHON}.tar.gz")), None) or _pip_download(
+        f"llama-cpp-python=={LLAMA_CPP_PYTHON}", sources, "--no-binary", ":all:")
+    env = {**os.environ, "CMAKE_ARGS": " ".join([*_cpu_flags(), "-DLLAMA_BUILD_UI=OFF", "-DLLAMA_USE_PREBUILT_UI=OFF"]),
+           "CMAKE_BUILD_PARALLEL_LEVEL": str(os.cpu_count() or 2)}
+    subprocess.run([sys.executable, "-m", "pip", "install", f"{sdist}[server]"], check=True, env=env)
+
+
 def llama_cpp_python_server(context: int = 8192, threads: int = 2, port: int | None = None) -> ServedModel:
-    """Start llama-cpp-python's own server (``pip install 'llama-cpp-python[server]'`` first: it compiles)."""
+    """Start llama-cpp-python's own server (``python -m evals.real_models.server install`` first: it compiles)."""
     try:
         import llama_cpp  # noqa: F401
     except ImportError as exc:
-        raise RuntimeError("llama-cpp-python is not installed: pip install 'llama-cpp-python[server]'") from exc
+        raise RuntimeError("llama-cpp-python is not installed: python -m evals.real_models.server install") from exc
     port = port or _free_port()
     log = cache_dir() / f"llama-cpp-python-{port}.log"
     process = subprocess.Popen([sys.executable, "-m", "llama_cpp.server", "--model", str(qwen_model()),
@@ -225,8 +237,12 @@ SERVERS = {"llama-server": llama_server, "llama-cpp-python": llama_cpp_python_se
 
 
 def main() -> None:
-    """``python -m evals.real_models.server [llama-server|llama-cpp-python]``: serve until interrupted."""
+    """``python -m evals.real_models.server [llama-server|llama-cpp-python|install]``: serve until interrupted
+    (``install``: compile llama-cpp-python's server for this CPU)."""
     kind = sys.argv[1] if len(sys.argv) > 1 else "llama-server"
+    if kind == "install":
+        install_llama_cpp_python()
+        return
     served = SERVERS[kind]()
     print(f"MARLIN_PLANNER={served.model} MARLIN_PLANNER_BASE_URL={served.base_url}", flush=True)
     try:
