@@ -190,3 +190,16 @@ def test_an_answer_that_rests_on_failed_marlin_calls_says_it_is_incomplete(shelf
     settings = load_settings({"library.transcribe": False, "server.max_retries": 0}, env=library_env)
     verified = asyncio.run(verify_find("an orange star", shelf / "short_field.mp4", settings))  # find --verify
     assert not verified.found and verified.incomplete and "Marlin call" in verified.incomplete
+
+
+def test_what_happens_before_a_line_is_said_is_checked_as_seen_not_as_speech(speech_video, library_env, tmp_path):
+    """The anchor is said ("the referee blows the final whistle", at 18 s); the event before it is seen (the red
+    circle, 2-6 s): each is checked in its own mode, not in the anchor's."""
+    folder = tmp_path / "talk"
+    folder.mkdir()
+    shutil.copy(speech_video, folder / "speech.mp4")
+    result = asyncio.run(ask("what happens before the commentator says the referee blows the final whistle",
+                             [str(folder)], load_settings(env=library_env)))
+    assert result.form == "before" and result.found, result.answer
+    assert iou((result.moments[0].start, result.moments[0].end), (2.0, 6.0)) >= 0.5
+    assert "circle" in result.answer

@@ -224,7 +224,9 @@ class FormAnswerer:
         for row, whole, _, regrounded in taken:
             try:
                 # Checked as the caption events any question retrieves are (the weights were fitted on them).
-                checked = await self.tools.verify_caption_event(video.id, row.text, row, whole, regrounded)
+                # A caption event is something seen, whatever the anchor was (a line said, say).
+                checked = await self.tools.verify_caption_event(video.id, row.text, row, whole, regrounded,
+                                                                speech=False)
             except BudgetExhausted as exc:
                 self.tools.note("budget", exc.message)
                 break

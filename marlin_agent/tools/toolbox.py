@@ -366,14 +366,14 @@ class Toolbox:
         return (None if whole is piece else whole), regrounded
 
     async def verify_caption_event(self, video_id: str, event: str, row: Segment, whole: GroundedSpan | None,
-                                   regrounded: Evidence | None) -> Verification:
+                                   regrounded: Evidence | None, speech: bool | None = None) -> Verification:
         """Verify ``event`` at a caption event of the index, as ``whole_caption_event`` left it: the whole
         event where Marlin's find placed it, or the row's own span grounded again around it."""
         if whole is not None:
             return await self.verify_span(video_id, event, whole.start, whole.end,
-                                          (whole.window_start, whole.window_end))
+                                          (whole.window_start, whole.window_end), speech=speech)
         return await self.verify_span(video_id, event, row.start, row.end, proposed_by="caption", reground=True,
-                                      regrounded=regrounded)
+                                      regrounded=regrounded, speech=speech)
 
     async def caption_event_at(self, video_id: str, start: float, end: float, text: str) -> Segment | None:
         """The index's caption event with this span and words (a search hit's own row)."""
@@ -414,7 +414,8 @@ class Toolbox:
 
     async def verify_span(self, video_id: str, event: str, start: float, end: float,
                           window: tuple[float, float] | None = None, proposed_by: str = "grounding",
-                          reground: bool | None = None, regrounded: Evidence | None = None) -> Verification:
+                          reground: bool | None = None, regrounded: Evidence | None = None,
+                          speech: bool | None = None) -> Verification:
         """``verify``, told more about where the span came from: evidence for or against ``event`` happening
         in ``[start, end]``, combined into a confidence.
 
@@ -423,8 +424,10 @@ class Toolbox:
         afresh (one Marlin call) for a second reading; compares the span with the video's
         other events; and, when a judge is configured, has it read the fresh caption too.
         ``reground`` (default: the setting) also grounds the event again around the span, unless that was
-        done already (``regrounded``: its evidence).
+        done already (``regrounded``: its evidence). ``speech``: whether ``event`` is something said (default:
+        what the question is about), so that a neighbour checked for a question about speech is read as seen.
         """
+        speech = self.speech_question if speech is None else speech
         meter = _Meter()
         ref = await self._ref(video_id)
         video = await self.video_info(video_id)
@@ -441,14 +444,15 @@ class Toolbox:
         again = (self.settings.verify.reground if reground is None else reground) and regrounded is None
         afresh = ((self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
-                  and not self.speech_question)
-        fresh = await self._ask_marlin_again(video_id, video, event, span, shown, meter, evidence, again, afresh)
+                  and not speech)
+        fresh = await self._ask_marlin_again(video_id, video, event, span, shown, meter, evidence, again, afresh,
+                                             speech)
         if not again and proposed_by == "grounding":
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
             # stated so that candidates proposed by find and by captions are weighed alike.
             evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
                                      score=1.0))
-        texts = await self.span_texts(video_id, event, span, fresh)
+        texts = await self.span_texts(video_id, event, span, fresh, speech)
         evidence += await asyncio.to_thread(self.verifier.read, texts)
         if self.verifier.judge is not None and fresh is not None:
             score, reason = await self.verifier.judge(event, fresh)
@@ -456,12 +460,12 @@ class Toolbox:
                                      score=round(min(1.0, max(0.0, score)), 3)))
         timed = (caption_timing(span, evidence, texts.events,
                                 lambda row: cut_at_chunk_edge(row, video.duration, EDGE_SECONDS))
-                 if proposed_by == "grounding" and not self.speech_question else None)
+                 if proposed_by == "grounding" and not speech else None)
         if timed is not None:
             (start, end), note = timed
             evidence.append(note)
         moment = Moment(video=ref, start=start, end=end, evidence=evidence,
-                        confidence=self.verifier.confidence(evidence, self.speech_question))
+                        confidence=self.verifier.confidence(evidence, speech))
         self.verified.append(moment)
         self.verified_for[id(moment)] = event
         threshold = self.verifier.threshold
@@ -471,12 +475,12 @@ class Toolbox:
 
     async def _ask_marlin_again(self, video_id: str, video: VideoInfo, event: str, span: tuple[float, float],
                                 shown: tuple[float, float], meter: _Meter, evidence: list[Evidence], again: bool,
-                                afresh: bool) -> SpanCaption | None:
+                                afresh: bool, speech: bool) -> SpanCaption | None:
         """Ground ``event`` again around the span (``again``, its evidence added) and caption the span afresh
         (``afresh``, returned); None when there is no fresh caption."""
         # What the index says about the span is read while Marlin works: the signals remember what they
         # scored, so the reading that follows the fresh caption only adds the new wording's share.
-        ahead = asyncio.create_task(self._read_ahead(video_id, event, span)) if again or afresh else None
+        ahead = asyncio.create_task(self._read_ahead(video_id, event, span, speech)) if again or afresh else None
         try:
             if again and afresh and self._room_for(2):
                 # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
@@ -492,23 +496,23 @@ class Toolbox:
             if ahead is not None:
                 await ahead
 
-    async def _read_ahead(self, video_id: str, event: str, span: tuple[float, float]) -> None:
+    async def _read_ahead(self, video_id: str, event: str, span: tuple[float, float], speech: bool) -> None:
         """Read the index's texts about ``span`` (remembered by the signals); a failure here is met again, and
         reported, by the reading that counts."""
         try:
-            await asyncio.to_thread(self.verifier.read, await self.span_texts(video_id, event, span))
+            await asyncio.to_thread(self.verifier.read, await self.span_texts(video_id, event, span, speech=speech))
         except MarlinAgentError:
             pass
 
     async def span_texts(self, video_id: str, event: str, span: tuple[float, float],
-                         fresh: SpanCaption | None = None) -> SpanTexts:
+                         fresh: SpanCaption | None = None, speech: bool | None = None) -> SpanTexts:
         """What the index (and a fresh caption) says about ``span``, as the verifier reads it.
 
         For a question about what is seen: the video's caption events, the fresh caption's, and the
         lines said around the span. For a question about what is said: the video's spoken lines
         take the place of its caption events (what is seen does not answer it)."""
         lines = await self._read_segments(video_id, "transcript")
-        if self.speech_question:
+        if self.speech_question if speech is None else speech:
             return SpanTexts(event=event, span=span, events=lines, about_speech=True)
         events = await self._read_segments(video_id, "event")
         described = list(fresh.events) if fresh else []
