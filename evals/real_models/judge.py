@@ -28,7 +28,7 @@ from marlin_agent.config import load_settings
 from marlin_agent.verification.calibration import Calibration
 from marlin_agent.verification.calibration_set import CalibrationSet, SetEntry, figures_at, load_set, read_again
 from marlin_agent.verification.confidence import features
-from marlin_agent.verification.fitting import FitQuestion, fit_calibration
+from marlin_agent.verification.fitting import FitQuestion, auc, fit_calibration
 
 HELDOUT = Path(__file__).parent.parent / "synthetic" / "heldout-set.json.gz"
 
@@ -43,7 +43,8 @@ def _caption(calibration_set: CalibrationSet, entry: SetEntry):
                        events=[Event(start=a, end=b, text=t) for a, b, t in rows], fresh=True)
 
 
-async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: Path) -> dict[tuple[str, int], float]:
+async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: Path,
+                   limit: int) -> dict[tuple[str, int], float]:
     from pydantic_ai import RunUsage
 
     from marlin_agent.config import PlannerSettings
@@ -57,7 +58,7 @@ async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: 
     llm = planner_llm(PlannerSettings(model=served.model, base_url=served.base_url), cache.parent)
     for part, chosen in sets.items():
         for number, entry in enumerate(chosen.entries):
-            if (part, number) in done:
+            if (part, number) in done or (part == "calibration" and number >= limit):
                 continue
             judge = PlannerJudge(llm, RunUsage(), 1_000_000, 120.0)
             score, reason = await judge(entry.event, _caption(chosen, entry))
@@ -73,10 +74,23 @@ def judged(questions: list[FitQuestion], calibration_set: CalibrationSet, part: 
     """``questions`` with each candidate's judge feature the real model's verdict."""
     out = []
     for question, raw in zip(questions, calibration_set.questions, strict=True):
+        if not all((part, r.entry) in scores for r in raw.candidates):
+            continue  # a question whose candidates were not all judged (a limited run) is left out whole
         candidates = [c.model_copy(update={"features": {**c.features, "judge": 2 * scores[(part, r.entry)] - 1}})
                       for c, r in zip(question.candidates, raw.candidates, strict=True)]
         out.append(question.model_copy(update={"candidates": candidates}))
     return out
+
+
+def judge_weight(questions: list[FitQuestion], base) -> float:
+    """The judge's weight fitted on top of ``base`` (its logit held fixed), never below 0."""
+    from marlin_agent.verification.confidence import fit
+
+    samples = [(c.features, q.present and c.on_span) for q in questions for c in q.candidates]
+    offsets = [base.bias + sum(base.weights.get(k, 0.0) * v for k, v in f.items() if k != "judge") for f, _ in samples]
+    weights, _ = fit([f for f, _ in samples], [label for _, label in samples], ("judge",), offsets=offsets,
+                     with_bias=False)
+    return max(0.0, weights["judge"])
 
 
 def score_ways(heldout: list[FitQuestion], calibration: Calibration) -> dict:
@@ -97,6 +111,9 @@ def main() -> None:
     parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
     parser.add_argument("--base-url")
     parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    parser.add_argument("--calibration-entries", type=int, default=10_000,
+                        help="judge only the first N texts of the calibration set (the judge's weight is fitted on the "
+                             "questions whose candidates were all judged)")
     parser.add_argument("--results", type=Path, default=Path("evals/results"))
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
     args = parser.parse_args()
@@ -108,7 +125,7 @@ def main() -> None:
     cache = args.cache / "real-models" / "judge" / f"{served.server.split(' ')[0].strip('()')}.jsonl"
     cache.parent.mkdir(parents=True, exist_ok=True)
     try:
-        scores = asyncio.run(verdicts(served, sets, cache))
+        scores = asyncio.run(verdicts(served, sets, cache, args.calibration_entries))
     finally:
         served.stop()
     models = args.cache / "real-models" / "models"
@@ -120,14 +137,24 @@ def main() -> None:
 
     verifier = Verifier(settings, lambda: shared_embedder(settings.library.embed_model, settings.cache_dir / "models",
                                                           settings.graphs_dir))
-    read = {part: judged(read_again(chosen, lambda texts: features(verifier.read(texts))), chosen, part, scores)
-            for part, chosen in sets.items()}
-    fitted = fit_calibration(read["calibration"])
-    calibration = Calibration(model="test", weights=fitted.weights, bias=fitted.bias, threshold=fitted.threshold)
+    plain = {part: [q.model_copy(update={"candidates": [c.model_copy(update={"features": {
+        k: v for k, v in c.features.items() if k != "judge"}}) for c in q.candidates]})
+        for q in read_again(chosen, lambda texts: features(verifier.read(texts)))] for part, chosen in sets.items()}
+    read = {part: judged(plain[part], chosen, part, scores) for part, chosen in sets.items()}
+    # The other weights and the threshold are fitted on the whole calibration part without a judge (the shipped
+    # fit, read again); the real judge's weight on top of them, on the questions it judged, as run_synthetic
+    # fits the scripted judge's.
+    base = fit_calibration(plain["calibration"])
+    weights = {**base.weights, "judge": judge_weight(read["calibration"], base)}
+    calibration = Calibration(model="test", weights=weights, bias=base.bias, threshold=base.threshold)
     right = [s for (part, n), s in scores.items()]
     summary = {"server": served.server, "model": served.model, "verdicts": len(right),
-               "judge_weight": fitted.weights.get("judge", 0.0), "threshold": fitted.threshold,
-               "judge_auc_calibration": fitted.separation.get("judge"),
+               "calibration_questions_judged": len(read["calibration"]), "heldout_questions": len(read["heldout"]),
+               "judge_weight": weights["judge"], "threshold": base.threshold,
+               "judge_auc_calibration": auc([c.features["judge"] for q in read["calibration"] for c in q.candidates
+                                              if q.present and c.on_span],
+                                             [c.features["judge"] for q in read["calibration"] for c in q.candidates
+                                              if not (q.present and c.on_span)]),
                "heldout": score_ways(read["heldout"], calibration)}
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "real_judge.json").write_text(json.dumps(summary, indent=1))

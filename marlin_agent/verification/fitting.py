@@ -128,7 +128,7 @@ def point(decisions: list[Decision], threshold: float) -> Point:
                  f1=round(f1, 4))
 
 
-def _auc(right: list[float], wrong: list[float]) -> float:
+def auc(right: list[float], wrong: list[float]) -> float:
     """The chance that a right candidate scores above a wrong one (ties count half)."""
     if not right or not wrong:
         return 0.5
@@ -164,7 +164,7 @@ def fit_calibration(questions: list[FitQuestion]) -> Fit:
     decisions = {t: decided(questions, t, scored_at(t)) for t in thresholds}
     chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
     best = point(decided(questions, chosen, scored_at(chosen)), chosen)
-    separation = {kind: _auc([f.get(kind, 0.0) for f, label in samples if label],
+    separation = {kind: auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fit(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, candidates=len(samples),
                separation=separation)
