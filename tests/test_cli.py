@@ -160,3 +160,15 @@ def test_an_empty_folder_is_a_clear_error(tmp_path, library_env):
     (tmp_path / "empty").mkdir()
     result = invoke(["index", str(tmp_path / "empty"), "--json"], library_env)
     assert result.exit_code == 2 and document(result)["error"]["code"] == "no_videos_found"
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["ask", "   ", "--in", "nowhere", "--json"], "empty_query"),
+    (["search", "   ", "--json"], "empty_query"),
+    (["search", "a red car", "-k", "0", "--json"], "bad_input"),
+    (["ask", "--json"], "bad_input"),
+])
+def test_an_unusable_question_or_argument_is_a_json_error_before_any_work(argv, code, tmp_path):
+    result = invoke(argv, {"MARLIN_HOME": str(tmp_path / "home"), "HF_HUB_OFFLINE": "1"})
+    assert result.exit_code == 2
+    assert document(result)["error"]["code"] == code, result.stdout

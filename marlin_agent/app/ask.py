@@ -17,7 +17,7 @@ from pathlib import Path
 from marlin_agent.app.report_page import write_report
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
-from marlin_agent.errors import MarlinAgentError
+from marlin_agent.errors import EmptyQuery, MarlinAgentError
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
 from marlin_agent.marlin.client import MarlinClient
@@ -209,6 +209,8 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
     ``planner_model`` (a pydantic-ai model) overrides the configured planner.
     """
     t = time.monotonic()
+    if not question.strip():  # before any model is loaded or footage touched
+        raise EmptyQuery("the question is empty", hint="Ask about an event, e.g. \"when does the goal happen\".")
     if sheet is not None:
         from marlin_agent.media.sheet import require_pillow
 

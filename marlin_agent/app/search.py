@@ -9,6 +9,7 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
+from marlin_agent.errors import EmptyQuery
 from marlin_agent.indexing.reports import IndexProgress, IndexReport
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
@@ -26,7 +27,10 @@ async def search_footage(query: str, settings: Settings, within: list[str] | Non
                          on_progress: Callable[[IndexProgress], None] | None = None,
                          among: set[str] | None = None) -> SearchResult:
     """The ``k`` best moments for ``query``; ``within`` limits them to those files, folders or URLs
-    (indexed first), ``among`` to those video ids (what a confined caller may see)."""
+    (indexed first), ``among`` to those video ids (what a confined caller may see). An empty query is refused
+    before anything is opened."""
+    if not query.strip():
+        raise EmptyQuery("the search query is empty", hint="Say what to look for, e.g. \"a red car turns left\".")
     library = await asyncio.to_thread(open_library, settings)
     await asyncio.to_thread(library.embedder.folder)  # no model, no search: say so before anything else
     report = None

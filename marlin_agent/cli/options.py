@@ -29,6 +29,26 @@ class _Command(TyperCommand):
     def get_params(self, ctx: Any) -> list:
         return _untyped_flags(super().get_params(ctx))
 
+    def make_context(self, info_name: str | None, args: list[str], parent: Any = None, **extra: Any) -> Any:
+        """With ``--json``, arguments that do not parse are a JSON error document too (exit 2), not usage text."""
+        try:  # Typer 0.2x carries its own copy of click
+            from typer._click.exceptions import UsageError
+        except ImportError:  # pragma: no cover - older Typer, on click itself
+            from click.exceptions import UsageError
+
+        wants_json = "--json" in args
+        try:
+            return super().make_context(info_name, list(args), parent=parent, **extra)
+        except UsageError as exc:
+            if not wants_json:
+                raise
+            from marlin_agent.cli.output import emit_json
+
+            command = " ".join(part for part in (parent.command_path if parent else "marlin-agent", info_name) if part)
+            emit_json({"error": {"code": "bad_input", "message": exc.format_message(),
+                                 "hint": f"See `{command} --help`."}})
+            raise SystemExit(2) from exc
+
 
 class _Group(TyperGroup):
     def get_params(self, ctx: Any) -> list:
