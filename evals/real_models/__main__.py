@@ -24,12 +24,11 @@ import asyncio
 import datetime
 import json
 import statistics
-import tempfile
 import time
 from pathlib import Path
 
 from evals.real_models.questions import RealQuestion, real_questions
-from evals.real_models.server import SERVERS, ServedModel
+from evals.real_models.server import ServedModel, add_server_arguments, served_from
 from evals.synthetic.offline_models import minilm_dir, nli_dir, whisper_base_dir
 from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
@@ -132,17 +131,12 @@ def run_injection(served: ServedModel, env: dict, cache: Path) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
-    parser.add_argument("--base-url", help="an OpenAI-compatible server already running (skips starting one)")
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b", help="its served model name, with --base-url")
+    add_server_arguments(parser)
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     parser.add_argument("--no-injection", action="store_true")
-    parser.add_argument("--results", type=Path, default=Path("evals/results"))
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
     args = parser.parse_args()
-    served = (ServedModel(base_url=args.base_url, model=args.model, server=_describe_server(args.base_url))
-              if args.base_url else SERVERS[args.server]())
+    served = served_from(args)
     try:
         summary = evaluate(served, args)
     finally:
@@ -151,18 +145,6 @@ def main() -> None:
     (args.results / "real_models.json").write_text(json.dumps(summary, indent=1))
     (args.results / "real_models.md").write_text(markdown(summary))
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
-
-
-def _describe_server(base_url: str) -> str:
-    """What serves ``base_url``, as its model list says (llama.cpp says "llamacpp", vLLM "vllm")."""
-    import httpx
-
-    try:
-        owners = {m.get("owned_by") for m in httpx.get(f"{base_url}/models", timeout=10).json().get("data", [])}
-    except (httpx.HTTPError, ValueError):
-        owners = set()
-    engine = {"llamacpp": "llama-server (llama.cpp)"}.get(next(iter(owners), ""), next(iter(owners), "unknown"))
-    return f"{engine} at {base_url}"
 
 
 def evaluate(served: ServedModel, args) -> dict:

@@ -19,13 +19,12 @@ import argparse
 import asyncio
 import datetime
 import json
-import tempfile
 import time
 from pathlib import Path
 
 import httpx
 
-from evals.real_models.server import SERVERS, ServedModel
+from evals.real_models.server import ServedModel, add_server_arguments, served_from
 from evals.synthetic.offline_models import minilm_dir, nli_dir
 from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.scenes import scenes
@@ -102,16 +101,9 @@ def run_job(name: str, schema_file: Path, labels: Path, videos: Path, settings, 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
-    parser.add_argument("--base-url")
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
-    parser.add_argument("--results", type=Path, default=Path("evals/results"))
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
+    add_server_arguments(parser)
     args = parser.parse_args()
-    from evals.real_models.__main__ import _describe_server
-
-    served = (ServedModel(base_url=args.base_url, model=args.model, server=_describe_server(args.base_url))
-              if args.base_url else SERVERS[args.server]())
+    served = served_from(args)
     work = args.cache / "real-models" / "extraction"
     toy = grounding_suite(work / "toy", videos=12)
     realistic_suite(work / "world", "all")

@@ -19,10 +19,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import tempfile
 from pathlib import Path
 
-from evals.real_models.server import SERVERS, ServedModel
+from evals.real_models.server import ServedModel, add_server_arguments, served_from
 from evals.synthetic.offline_models import minilm_dir, nli_dir
 from marlin_agent.config import load_settings
 from marlin_agent.verification.calibration import Calibration
@@ -108,19 +107,12 @@ def score_ways(heldout: list[FitQuestion], calibration: Calibration) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
-    parser.add_argument("--base-url")
-    parser.add_argument("--model", default="qwen2.5-coder-1.5b")
+    add_server_arguments(parser)
     parser.add_argument("--calibration-entries", type=int, default=10_000,
                         help="judge only the first N texts of the calibration set (the judge's weight is fitted on the "
                              "questions whose candidates were all judged)")
-    parser.add_argument("--results", type=Path, default=Path("evals/results"))
-    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
     args = parser.parse_args()
-    from evals.real_models.__main__ import _describe_server
-
-    served = (ServedModel(base_url=args.base_url, model=args.model, server=_describe_server(args.base_url))
-              if args.base_url else SERVERS[args.server]())
+    served = served_from(args)
     sets = {"calibration": load_set(), "heldout": load_set(HELDOUT)}
     cache = args.cache / "real-models" / "judge" / f"{served.server.split(' ')[0].strip('()')}.jsonl"
     cache.parent.mkdir(parents=True, exist_ok=True)

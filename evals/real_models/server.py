@@ -26,6 +26,7 @@ import socket
 import subprocess
 import sys
 import tarfile
+import tempfile
 import time
 import zipfile
 from dataclasses import dataclass
@@ -234,6 +235,32 @@ def llama_cpp_python_server(context: int = 8192, threads: int = 2, port: int | N
 
 
 SERVERS = {"llama-server": llama_server, "llama-cpp-python": llama_cpp_python_server}
+
+
+def describe_server(base_url: str) -> str:
+    """What serves ``base_url``, as its model list says (llama.cpp says "llamacpp", vLLM "vllm")."""
+    try:
+        owners = {m.get("owned_by") for m in httpx.get(f"{base_url}/models", timeout=10).json().get("data", [])}
+    except (httpx.HTTPError, ValueError):
+        owners = set()
+    engine = {"llamacpp": "llama-server (llama.cpp)"}.get(next(iter(owners), ""), next(iter(owners), "unknown"))
+    return f"{engine} at {base_url}"
+
+
+def add_server_arguments(parser) -> None:
+    """The options every real-model eval takes: which server to start, or one already running; where results go."""
+    parser.add_argument("--server", choices=sorted(SERVERS), default="llama-server")
+    parser.add_argument("--base-url", help="an OpenAI-compatible server already running (skips starting one)")
+    parser.add_argument("--model", default=QWEN_ALIAS, help="its served model name, with --base-url")
+    parser.add_argument("--results", type=Path, default=Path("evals/results"))
+    parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
+
+
+def served_from(args) -> ServedModel:
+    """The server the options name: the one at ``--base-url``, or a new one of ``--server``."""
+    if args.base_url:
+        return ServedModel(base_url=args.base_url, model=args.model, server=describe_server(args.base_url))
+    return SERVERS[args.server]()
 
 
 def main() -> None:
