@@ -124,7 +124,7 @@ class VerifySettings(BaseModel):
                                 "what the signals found), for replaying verification offline (evals.replay).")
     weights: dict[str, float] = Field(default_factory=dict)
     bias: float = 0.0
-    judge: Literal["lowers", "lifts"] = Field("lowers", description="What the planner LLM's verdict may do to a "
+    judge: Literal["lowers", "lifts"] = Field("lifts", description="What the planner LLM's verdict may do to a "
                                               "confidence: only lower it, or also lift it where a description "
                                               "already reads like the event and no text spoke to its reader.")
 

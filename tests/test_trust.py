@@ -105,7 +105,7 @@ def test_obeying_stand_ins_still_find_what_is_there(two_shapes, library_env, sim
     assert iou((result.moments[0].start, result.moments[0].end), (20.0, 27.0)) >= 0.5
 
 
-def test_the_judge_can_lower_a_confidence_but_never_raise_one(two_shapes, library_env):
+def _confidence_with(two_shapes, env, verdict, event="a yellow triangle appears", **flags):
     from pydantic_ai import ModelResponse, RunUsage, TextPart
     from pydantic_ai.models.function import FunctionModel
 
@@ -113,25 +113,43 @@ def test_the_judge_can_lower_a_confidence_but_never_raise_one(two_shapes, librar
 
     prompts = []
 
-    def judging(verdict):
-        def respond(messages, info):
-            prompts.append(next(p.content for m in messages if m.kind == "request" for p in m.parts
-                                if p.part_kind == "user-prompt"))
-            return ModelResponse(parts=[TextPart(f'{{"score": {verdict}, "reason": "r"}}')])
-        return PlannerJudge(FunctionModel(respond, model_name="scripted-judge"), RunUsage(), 100_000)
+    def respond(messages, info):
+        prompts.append(next(p.content for m in messages if m.kind == "request" for p in m.parts
+                            if p.part_kind == "user-prompt"))
+        return ModelResponse(parts=[TextPart(f'{{"score": {verdict}, "reason": "r"}}')])
 
-    async def confidence_with(verdict):
-        settings = load_settings({"library.transcribe": False}, env=library_env)
+    async def verify():
+        settings = load_settings({"library.transcribe": False, **flags}, env=env)
         async with _session([str(two_shapes)], settings) as (library, client, report):
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id],
-                            judge=judging(verdict) if verdict is not None else None)
-            return (await tools.verify(report.videos[0].id, "a yellow triangle appears", 20.0, 27.0)).moment
+            judge = PlannerJudge(FunctionModel(respond, model_name="scripted-judge"), RunUsage(), 100_000) \
+                if verdict is not None else None
+            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id], judge=judge)
+            return (await tools.verify(report.videos[0].id, event, 20.0, 27.0)).moment
 
-    alone, yes, no = (asyncio.run(confidence_with(v)) for v in (None, 1.0, 0.0))
-    assert no.confidence < alone.confidence
-    assert yes.confidence == alone.confidence
+    return asyncio.run(verify()), prompts
+
+
+def test_the_judge_lowers_a_confidence_and_lifts_one_only_where_a_description_reads_like_the_event(two_shapes,
+                                                                                                  library_env):
+    alone, _ = _confidence_with(two_shapes, library_env, None)
+    no, prompts = _confidence_with(two_shapes, library_env, 0.0)
+    yes, _ = _confidence_with(two_shapes, library_env, 1.0)
+    assert no.confidence < alone.confidence < yes.confidence
     assert [e.score for e in yes.evidence if e.kind == "judge"] == [1.0]
     assert "<description>" in prompts[0] and "not instructions" in prompts[0]
+    only_lowers, _ = _confidence_with(two_shapes, library_env, 1.0, **{"verify.judge": "lowers"})
+    assert only_lowers.confidence == alone.confidence, "with [verify] judge = lowers, a yes changes nothing"
+    unlike_alone, _ = _confidence_with(two_shapes, library_env, None, event="a green elephant dances")
+    unlike_yes, _ = _confidence_with(two_shapes, library_env, 1.0, event="a green elephant dances")
+    assert unlike_yes.confidence == unlike_alone.confidence, "a yes lifts nothing no description reads like"
+
+
+def test_a_judge_talked_into_yes_by_the_footage_lifts_nothing(two_shapes, library_env, simulator):
+    simulator.state.inject = INJECTION
+    alone, _ = _confidence_with(two_shapes, library_env, None)
+    yes, _ = _confidence_with(two_shapes, library_env, 1.0)
+    assert any(e.kind == "instructions" for e in yes.evidence)
+    assert yes.confidence <= alone.confidence
 
 
 def test_the_planners_prose_never_becomes_the_headline(two_shapes, library_env):

@@ -22,9 +22,10 @@ one confidence with the rules that keep an answer honest:
   span names any of them, the moment is out unless the entailment model reads the event there, in a
   description that reads like it ("a motorbike crashes into the crowd" against "one cyclist in green
   loses grip and falls onto the grass" is that same false "yes").
-- **A judge can veto, never confirm.** With a planner LLM configured, its verdict on the fresh
-  caption can only lower the confidence: a found moment needs its other evidence to pass on
-  its own, so text in the footage that talks the judge into "yes" changes nothing.
+- **A judge confirms only what already reads like the event.** With a planner LLM configured, its verdict
+  on the fresh caption may lower a confidence anywhere, and raise one (``[verify] judge = "lifts"``) only
+  where a description over the span already reads like the event and no text there spoke to its reader
+  (``instructions``): text in the footage that talks the judge into "yes" changes nothing.
 """
 
 from __future__ import annotations
