@@ -288,3 +288,25 @@ def test_each_kind_of_question_and_of_hard_negative_gets_its_own_figures():
     # Half the "never" negatives pass: balanced precision = recall / (recall + false-positive rate).
     assert negatives["never"].rate == 0.5 and negatives["never"].precision == pytest.approx(0.833 / (0.833 + 0.5), abs=1e-3)
     assert report.fitted.separation["caption_event"] > 0.5
+
+
+def test_eval_questions_scores_each_form_from_a_questions_file_and_resumes(shelf, library_env, tmp_path):
+    questions = [
+        {"question": "how many circles appear?", "form": "count", "count": 3},
+        {"question": "what happens after the red circle?", "form": "after", "spans": [["short_field", 12.5, 20.0]]},
+        {"question": "how long does the blue square stay on screen?", "form": "duration", "duration": 7.5,
+         "scope": "short_field"},
+        {"question": "when does a green star appear", "form": "when", "spans": []},
+    ]
+    data = tmp_path / "toy-questions.json"
+    data.write_text(json.dumps(questions))
+    argv = ["eval", "questions", "--data", str(data), "--videos", str(shelf), "--out", str(tmp_path / "run"),
+            "--results", str(tmp_path / "results"), "--json"]
+    result = invoke(argv, library_env)
+    assert result.exit_code == 0, result.stdout
+    report = document(result)
+    assert report["questions"] == 4 and report["different_form"] == 0
+    assert report["by_form"] == {"after": "1/1", "count": "1/1", "duration": "1/1", "when": "1/1"}
+    again = invoke(argv, library_env)
+    assert document(again)["right"] == report["right"], "a re-run reads the rows it has"
+    assert len((tmp_path / "run" / "rows.jsonl").read_text().splitlines()) == 4

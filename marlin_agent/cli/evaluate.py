@@ -211,6 +211,46 @@ def presence_command(
     _say_table(console, table)
 
 
+@eval_app.command("questions")
+@takes_server_flags
+def questions_command(
+    data: Annotated[Path, typer.Option("--data", help="A JSON list of questions, each with its form and what a right "
+                                       "answer holds (spans, count, duration; see evals/README.md).",
+                                       exists=True, dir_okay=False)],
+    videos: VideosOpt = None, out: OutOpt = None, results: ResultsOpt = None, as_json: JsonOpt = False,
+    db: DbOpt = None, *, server: ServerFlags,
+) -> None:
+    """Is every question form answered right? The share right overall and per form (every, count, first, last,
+    before, after, between, how long), and answers that came back in another form than asked."""
+    from marlin_agent.evaluation.forms_eval import load_questions, run_questions
+
+    async def work():
+        settings = server.settings(**{"library.db": db})
+        folder = out or _runs(settings) / f"questions-{data.stem}"
+        items = load_questions(data)
+        with chunk_progress("questions", not as_json) as progress:
+            answered = []
+
+            def tick(row: dict) -> None:
+                answered.append(row)
+                if progress is not None:
+                    progress(len(answered), len(items))
+
+            report, _ = await run_questions(items, _videos(videos), settings, folder, data.stem, on_row=tick)
+            return report, settings
+
+    report, settings = run(as_json, work)
+    figures = {"right": report.right, "questions": report.questions, "in another form": report.different_form,
+               **{f"{form}": share for form, share in report.by_form.items()}}
+    table = _record(results, settings, f"questions/{data.stem}", figures, "questions")
+    if as_json:
+        emit_json(_with_table(report, table))
+        return
+    console = Console()
+    console.print(_scores_table(f"{data.stem}: {report.questions} questions", figures))
+    _say_table(console, table)
+
+
 @eval_app.command("search")
 @takes_server_flags
 def search_command(
