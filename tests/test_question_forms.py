@@ -202,12 +202,12 @@ class _Chunked:
             return GroundedSpan(start=48.0, end=63.0, window_start=25.5, window_end=85.5), None  # the whole event
         return None, None
 
-    async def verify_caption_event(self, video_id, event, row, whole, regrounded):
+    async def verify_caption_event(self, video_id, event, row, whole, regrounded, speech=None):
         start, end = (whole.start, whole.end) if whole else (row.start, row.end)
-        return await self.verify_span(video_id, event, start, end)
+        return await self.verify_span(video_id, event, start, end, speech=speech)
 
     async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None,
-                          regrounded=None):
+                          regrounded=None, speech=None):
         from types import SimpleNamespace
 
         from marlin_agent.domain import Moment
