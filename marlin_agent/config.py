@@ -25,6 +25,7 @@ from pydantic_settings import (
 )
 
 from marlin_agent.errors import ConfigError
+from marlin_agent.redaction import remember
 from marlin_agent.resources import data_path
 
 MediaTransport = Literal["auto", "file", "base64"]
@@ -189,8 +190,14 @@ class WatchSettings(BaseModel):
                                          "dropped stream.")
     stream_timeout: float = Field(15.0, gt=0, description="Seconds a stream may send nothing before it counts as "
                                   "dropped.")
-    notify_retries: int = Field(3, ge=0, description="Retries of a failed delivery to an alert target.")
-    notify_timeout: float = Field(10.0, gt=0)
+    notify_retries: int = Field(3, ge=0, description="Failed tries of a delivery, after the first, before the "
+                                "watch says that its target is failing (it goes on trying).")
+    notify_timeout: float = Field(10.0, gt=0, description="Seconds one try of a delivery may take.")
+    retry_max_seconds: float = Field(300.0, gt=0, description="The longest wait between two tries of a delivery.")
+    give_up_hours: float = Field(24.0, gt=0, description="A delivery still failing this long after its alert was "
+                                 "raised is given up (failed, with the last error).")
+    give_up_hours_by_target: dict[str, float] = Field(default_factory=dict, description="give_up_hours for one "
+                                                      "target, keyed by the target as written on --notify.")
     # Values for ${NAME} in notify targets, kept in credentials.toml ([watch.secrets]); the environment is
     # asked next. A secret never has to be typed on a command line (or land in its history).
     secrets: dict[str, SecretStr] = Field(default_factory=dict)
@@ -323,6 +330,7 @@ def expand_secrets(text: str, settings: Settings, env: Mapping[str, str] | None 
         if name in settings.watch.secrets:
             return settings.watch.secrets[name].get_secret_value()
         if env.get(name):
+            remember(env[name], name)  # from here on, no text that leaves shows it
             return env[name]
         raise ConfigError(f"no value for ${{{name}}}",
                           hint=f"Set it under [watch.secrets] in {settings.credentials_path}, or export {name}.")
@@ -440,7 +448,7 @@ def load_settings(
     flags.setdefault("home", home)
     token = _LAYERS.set(_Layers(env, home))
     try:
-        return Settings(**flags)
+        settings = Settings(**flags)
     except ValidationError as exc:
         problems = "; ".join(
             f"{'.'.join(str(p) for p in err['loc'])}: {err['msg']}" for err in exc.errors()
@@ -451,3 +459,13 @@ def load_settings(
         ) from exc
     finally:
         _LAYERS.reset(token)
+    _remember_secrets(settings)
+    return settings
+
+
+def _remember_secrets(settings: Settings) -> None:
+    """Every key and ``[watch.secrets]`` value of ``settings``: never shown by anything that leaves."""
+    for key in (settings.server.api_key, settings.planner.api_key):
+        remember(key.get_secret_value() if key else None)
+    for name, value in settings.watch.secrets.items():
+        remember(value.get_secret_value(), name)

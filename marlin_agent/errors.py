@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import ClassVar
 
 from marlin_agent.file_names import escaped
+from marlin_agent.redaction import redact
 
 GATED_MODEL_URL = "https://huggingface.co/NemoStation/Marlin-2B"
 
@@ -34,10 +35,11 @@ class MarlinAgentError(Exception):
     stops_run: ClassVar[bool] = False
 
     def __init__(self, message: str, hint: str | None = None, parameter: str | None = None) -> None:
-        message = escaped(message)  # it often names a file, and file names need not be UTF-8
+        # It often names a file (file names need not be UTF-8), and may quote an address with a secret in it.
+        message = redact(escaped(message))
         super().__init__(message)
         self.message = message
-        self.hint = hint if hint is not None else self.default_hint
+        self.hint = redact(hint) if hint is not None else self.default_hint
         # The caller's parameter that would fix it: each front door names it in its own spelling
         # (``--planner`` on the command line, ``planner`` over MCP), so the hint does not name it.
         self.parameter = parameter

@@ -32,6 +32,7 @@ from rich.text import Text
 from marlin_agent.domain import SCHEMA_VERSION
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.file_names import escaped_strings, has_undecodable
+from marlin_agent.redaction import redact
 
 stderr = Console(stderr=True)
 
@@ -45,7 +46,7 @@ def reopen_console() -> None:
 def say(message: str) -> None:
     """A line of progress for long work: always on stderr, so ``--json`` keeps stdout to one document."""
     # Never wrapped: a line in a log (a service's journal, a file) is one line whatever the width.
-    stderr.print(f"[dim]{escape(message)}[/]", highlight=False, soft_wrap=True)
+    stderr.print(f"[dim]{escape(redact(message))}[/]", highlight=False, soft_wrap=True)
 
 
 class _SayNotices(logging.Handler):
@@ -73,16 +74,8 @@ def secrets_of(settings=None, *more: str | None) -> list[str]:
     return found
 
 
-def redact(text: str, secrets: list[str] | None) -> str:
-    """``text`` with each of ``secrets`` (keys) replaced by ***."""
-    for secret in secrets or ():
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, "***")
-    return text
-
-
 def emit_json(document: dict[str, Any], secrets: list[str] | None = None) -> None:
-    """One JSON document on stdout; any of ``secrets`` in it is replaced by ***."""
+    """One JSON document on stdout; no secret in it (``redaction``), nor any of ``secrets``."""
     text = json.dumps({"schema_version": SCHEMA_VERSION, **document}, ensure_ascii=False)
     if has_undecodable(text):  # a name that is not UTF-8 slipped through: spell it out, never write raw bytes
         text = json.dumps(escaped_strings({"schema_version": SCHEMA_VERSION, **document}), ensure_ascii=False)

@@ -12,9 +12,10 @@ from rich.markup import escape
 from rich.table import Table
 
 from marlin_agent.cli.options import JsonOpt
-from marlin_agent.cli.output import emit_json, fail, redact, secrets_of, stderr
+from marlin_agent.cli.output import emit_json, fail, secrets_of, stderr
 from marlin_agent.config import load_settings
 from marlin_agent.errors import InputError, MarlinAgentError
+from marlin_agent.redaction import redact
 
 _MARKS = {"ok": "[green]ok[/]", "warn": "[yellow]warn[/]", "fail": "[red]FAIL[/]", "skip": "[dim]skip[/]"}
 

@@ -18,6 +18,7 @@ from pydantic import BaseModel
 
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.errors import InputError, MarlinAgentError
+from marlin_agent.redaction import redact
 
 JobState = Literal["running", "done", "failed"]
 
@@ -68,7 +69,7 @@ class Jobs:
             code, _, message = str(exc).partition(": ")
             job.error, job.state = {"code": code, "message": message, "hint": ""}, "failed"
         except Exception as exc:  # a job must end in a state the client can read, whatever broke
-            job.error, job.state = {"code": "internal_error", "message": repr(exc), "hint": ""}, "failed"
+            job.error, job.state = {"code": "internal_error", "message": redact(repr(exc)), "hint": ""}, "failed"
         finally:
             job.seconds = round(time.time() - job.started, 3)
 

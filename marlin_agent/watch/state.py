@@ -17,6 +17,7 @@ from pydantic import BaseModel
 
 from marlin_agent.library.records import WatchRow
 from marlin_agent.library.store import Library
+from marlin_agent.redaction import redact
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, WatchStatus, short_hash, stamp
 
 
@@ -51,7 +52,7 @@ class WatchState:
 
     def _row(self, kind: str, name: str, record: BaseModel) -> WatchRow:
         return WatchRow(id=f"{self.spec.id}:{kind}:{name}", watch=self.spec.id, kind=kind,
-                        record=record.model_dump_json(), at=stamp())
+                        record=redact(record.model_dump_json()), at=stamp())
 
     def _footage_row(self, footage: Footage) -> WatchRow:
         return self._row("footage", short_hash(footage.key), footage)

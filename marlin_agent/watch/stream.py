@@ -290,11 +290,6 @@ def stream_origin(path: Path) -> float | None:
         return None
 
 
-def _without(exc: Exception, opened: str, shown: str) -> str:
-    """An FFmpeg error message with the filled-in address (it may hold a password) as the user wrote it."""
-    return str(exc).replace(opened, shown)
-
-
 def readable_seconds(path: Path) -> float:
     """How many seconds of picture a (possibly cut-off) file holds: read to its last packet."""
     first = last = None
