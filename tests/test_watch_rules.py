@@ -12,7 +12,7 @@ import pytest
 from marlin_agent.config import expand_secrets, load_settings
 from marlin_agent.errors import ConfigError
 from marlin_agent.watch.folder import FolderSource
-from marlin_agent.watch.notify import Command, Mqtt, Webhook, _inline, deliver, parse_target
+from marlin_agent.watch.notify import Command, Mqtt, Webhook, _inline, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
 from marlin_agent.watch.records import WatchSpec
 
@@ -162,15 +162,105 @@ def test_a_watch_needs_a_question_and_folders_that_exist(tmp_path):
         Watcher([str(tmp_path / "one.mp4")], ["q"], s)
 
 
-def test_inline_targets_carry_the_pictures_and_a_failing_target_is_retried_then_reported(tmp_path):
+def test_inline_targets_carry_the_pictures(tmp_path):
     thumbnail = tmp_path / "a.jpg"
     thumbnail.write_bytes(b"\xff\xd8jpeg")
     carried = _inline({"id": "a", "thumbnail": str(thumbnail), "clip": str(tmp_path / "gone.mp4")})
     assert base64.b64decode(carried["thumbnail_base64"]) == b"\xff\xd8jpeg" and "clip_base64" not in carried
+
+
+class _Receiver:
+    """A target that is down for its first ``down`` tries; the clock is moved by each wait."""
+
+    def __init__(self, down: int) -> None:
+        self.text, self.down, self.tries = "https://receiver.example/hook", down, 0
+
+    def send(self, document: dict) -> None:
+        from marlin_agent.watch.notify import DeliveryFailed
+
+        self.tries += 1
+        if self.tries <= self.down:
+            raise DeliveryFailed("ConnectError: connection refused")
+
+
+def _deliver(receiver, persistence, raised=0.0):
+    import asyncio
+
+    from marlin_agent.watch.delivery import deliver_until_landed
+
+    said = []
+
+    async def failing(error, tries):
+        said.append((error, tries))
+
+    async def run():
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        started = loop.time()
+        # Waits are real but short here: the clock the give-up counts on runs 1000 times faster.
+        return await deliver_until_landed(receiver, {"id": "a"}, raised, persistence, stop,
+                                          lambda: (loop.time() - started) * 1000, failing)
+
+    return asyncio.run(run()), said
+
+
+def test_a_delivery_is_tried_again_with_growing_waits_until_the_receiver_is_back():
+    from marlin_agent.watch.delivery import Persistence
+
+    receiver = _Receiver(down=6)  # down for about a minute of the scaled clock
+    outcome, said = _deliver(receiver, Persistence(first_wait=0.001, longest_wait=0.016, give_up_after=3600,
+                                                   report_after=4))
+    assert outcome.status == "delivered" and outcome.tries == 7 == receiver.tries
+    assert said == [("ConnectError: connection refused", 4)]  # said once, when it had failed four times
+
+
+def test_a_delivery_is_given_up_only_when_its_alert_is_older_than_its_target_allows_and_says_why():
+    from marlin_agent.watch.delivery import Persistence
+
+    receiver = _Receiver(down=10**6)
+    outcome, _ = _deliver(receiver, Persistence(first_wait=0.001, longest_wait=0.004, give_up_after=60,
+                                                report_after=1))
+    assert outcome.status == "failed" and outcome.error.startswith(f"given up after {receiver.tries} tries")
+    assert "connection refused" in outcome.error and receiver.tries > 5
+
+
+def test_a_stopping_watch_leaves_a_failing_delivery_pending_for_its_next_start():
+    import asyncio
+
+    from marlin_agent.watch.delivery import Persistence, deliver_until_landed
+
+    async def run():
+        stop = asyncio.Event()
+        loop = asyncio.get_running_loop()
+        loop.call_later(0.2, stop.set)
+
+        async def failing(error, tries):
+            pass
+
+        return await deliver_until_landed(_Receiver(down=10**6), {}, 0.0, Persistence(0.05, 60, 3600, 3), stop,
+                                          lambda: 0.0, failing)
+
+    assert asyncio.run(run()).status == "pending"
+
+
+def test_each_target_may_be_given_up_after_its_own_time(tmp_path):
+    from marlin_agent.watch.delivery import Persistence
+
+    (tmp_path / "config.toml").write_text('[watch]\ngive_up_hours = 48\n[watch.give_up_hours_by_target]\n'
+                                          '"mqtt://broker.lan/home/alerts" = 0.5\n')
+    watch = settings(tmp_path).watch
+    assert Persistence.of("mqtt://broker.lan/home/alerts", watch).give_up_after == 1800
+    assert Persistence.of("https://example.org/hook", watch).give_up_after == 48 * 3600
+
+
+def test_a_command_target_reports_its_exit_status(tmp_path):
+    from marlin_agent.watch.notify import DeliveryFailed
+
     failing = parse_target(f"cmd:{os.sys.executable} -c 'import sys; sys.exit(3)'", settings(tmp_path))
-    assert "exit status 3" in deliver(failing, {"id": "a"}, retries=1, pause=0.01)
-    ok = parse_target(f"cmd:{os.sys.executable} -c 'import sys, json; json.load(sys.stdin)'", settings(tmp_path))
-    assert deliver(ok, {"id": "a"}, retries=0) is None
+    with pytest.raises(DeliveryFailed, match="exit status 3"):
+        failing.send({"id": "a"})
+    parse_target(f"cmd:{os.sys.executable} -c 'import sys, json; json.load(sys.stdin)'",
+                 settings(tmp_path)).send({"id": "a"})
 
 
 def test_recordings_are_named_by_their_wall_clock_start(tmp_path):

@@ -163,9 +163,10 @@ def publish_rtsp(video: Path, url: str) -> subprocess.Popen:
 
 
 class WebhookReceiver:
-    """Records the JSON bodies POSTed to ``url`` (with their headers); ``fail_first`` requests get a 503."""
+    """Records the JSON bodies POSTed to ``url`` (with their headers); ``fail_first`` requests get a 503.
+    ``port`` puts it where a target already points (a receiver that was down and comes back)."""
 
-    def __init__(self, fail_first: int = 0) -> None:
+    def __init__(self, fail_first: int = 0, port: int = 0) -> None:
         self.bodies: list[dict] = []
         self.headers: list[dict] = []
         self.paths: list[str] = []
@@ -188,7 +189,7 @@ class WebhookReceiver:
                 self.send_response(204)
                 self.end_headers()
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/hook"
 
     def __enter__(self) -> WebhookReceiver:

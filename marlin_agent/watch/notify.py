@@ -18,7 +18,6 @@ import base64
 import json
 import shlex
 import subprocess
-import time
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,12 +25,16 @@ from typing import Protocol
 
 from marlin_agent.config import Settings, expand_secrets, refuse_written_password, secret_names
 from marlin_agent.errors import ConfigError, MissingDependency
+from marlin_agent.redaction import redact
 
 _INLINE_LIMIT = 25 * 1024 * 1024  # a clip bigger than this goes by path only
 
 
 class DeliveryFailed(Exception):
-    pass
+    """Why a delivery did not land; its text never holds a secret of the target (it is stored and shown)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(redact(message))
 
 
 class Target(Protocol):
@@ -164,20 +167,6 @@ def parse_target(text: str, settings: Settings) -> Target:
                       hint="Use https://… (a JSON POST), mqtt://HOST/TOPIC, or cmd:PROGRAM.")
 
 
-def deliver(target: Target, document: dict, retries: int, pause: float = 1.0) -> str | None:
-    """Send with retries (waits of 1, 2, 4… s); None when it arrived, else the last failure."""
-    failure = None
-    for attempt in range(retries + 1):
-        try:
-            target.send(document)
-            return None
-        except DeliveryFailed as exc:
-            failure = str(exc)
-        if attempt < retries:
-            time.sleep(pause * 2 ** attempt)
-    return failure
-
-
 class JsonLines:
     """A JSON Lines file appended to: every alert (whatever else is notified), and every gap."""
 
@@ -186,5 +175,10 @@ class JsonLines:
         path.parent.mkdir(parents=True, exist_ok=True)
 
     def append(self, document: dict) -> None:
-        with self.path.open("a", encoding="utf-8") as log:
-            log.write(json.dumps(document) + "\n")
+        line = redact(json.dumps(document)) + "\n"
+        with self.path.open("a+b") as log:
+            if log.tell() > 0:  # a kill mid-line left a piece: the new line starts on a line of its own
+                log.seek(-1, 2)
+                if log.read(1) != b"\n":
+                    line = "\n" + line
+            log.write(line.encode("utf-8"))

@@ -35,8 +35,17 @@ from marlin_agent.errors import (
     ServerError,
     VideoUnreadable,
 )
+from marlin_agent.redaction import redact
+from marlin_agent.watch.delivery import (
+    Outcome,
+    Persistence,
+    deliver_until_landed,
+    delivery_line,
+    logged,
+    raised_epoch,
+)
 from marlin_agent.watch.folder import FolderSource
-from marlin_agent.watch.notify import JsonLines, Target, deliver, parse_target
+from marlin_agent.watch.notify import JsonLines, Target, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, short_hash, stamp
 from marlin_agent.watch.state import WatchState
@@ -92,7 +101,8 @@ class Watcher:
             raise ConfigError("a watch needs at least one question", hint='Add --ask "when is a parcel delivered".')
         if not sources:
             raise ConfigError("a watch needs a folder or a stream to follow")
-        self.settings, self.say, self.clock, self.backlog = settings, say, clock, backlog
+        self.settings, self.clock, self.backlog = settings, clock, backlog
+        self.say = lambda message: say(redact(message))  # an FFmpeg error may quote a stream's whole address
         for question in questions:
             _check_question(question)
         self.questions = questions
@@ -114,6 +124,7 @@ class Watcher:
         self._alert_ids: set[str] = set()
         self._recordings: deque[tuple[float, str, str]] = deque()  # (wall end, path, video id), oldest first
         self._deliveries: set[asyncio.Task] = set()
+        self._stop = asyncio.Event()
         self._recorders: list[tuple[StreamRecorder, asyncio.Future]] = []
         self._arrivals: list = []  # footage a recorder's thread handed over, still being noted down
         self._marks: dict[str, tuple[float, float | None]] = {}  # per stream: (wall end, stream end) recorded
@@ -160,6 +171,7 @@ class Watcher:
                 self._todo.put_nowait(footage)
             elif footage.kind == "segment" and footage.video_id and Path(footage.path).exists():
                 self._recordings.append((footage.origin + (footage.duration or 0), footage.path, footage.video_id))
+        await self._complete_log(loaded.alerts)
         for alert in loaded.alerts:
             if alert.pending():
                 self._deliver(alert)
@@ -399,36 +411,58 @@ class Watcher:
         task.add_done_callback(self._deliveries.discard)
 
     async def _send(self, alert: Alert) -> None:
-        """Deliver to each pending target at once; each outcome is stored as it lands, so a watch killed
-        meanwhile sends again only what had not arrived."""
+        """Deliver to each pending target until it lands (``delivery``); each outcome is stored as it
+        lands, so a watch killed meanwhile sends again only what had not arrived."""
         document = alert.model_dump(mode="json")
         targets = {t.text: t for t in self.targets}
         latest, lock = [alert], asyncio.Lock()
+        raised = raised_epoch(alert.raised_at)
 
-        def send(text: str) -> str | None:
-            failure = deliver(targets[text], document, self.settings.watch.notify_retries)
-            self.state.landed(alert.id, text, "failed" if failure else "delivered")
-            return failure
-
-        async def one(text: str) -> None:
-            failure = await asyncio.to_thread(send, text)
+        async def note(text: str, status: str, error: str) -> None:
             async with lock:
                 now = latest[0]
-                update = {"deliveries": {**now.deliveries, text: "failed" if failure else "delivered"}}
-                if failure:
-                    update["errors"] = {**now.errors, text: failure}
-                    self.say(f"alert {alert.id} did not reach {text}: {failure}")
+                update = {"deliveries": {**now.deliveries, text: status}}
+                if error:
+                    update["errors"] = {**now.errors, text: error}
                 latest[0] = now.model_copy(update=update)
                 await asyncio.to_thread(self.state.delivered, latest[0])
 
+        async def one(text: str) -> None:
+            async def failing(error: str, tries: int) -> None:
+                self.say(f"alert {alert.id} has not reached {text} after {tries} tries ({error}); still trying")
+                await note(text, "pending", error)
+
+            outcome = await deliver_until_landed(targets[text], document, raised,
+                                                 Persistence.of(text, self.settings.watch), self._stop, self.clock,
+                                                 failing)
+            if outcome.status == "pending":
+                return  # stopping: the next start goes on trying
+            await asyncio.to_thread(self.state.landed, alert.id, text, outcome.status)
+            await note(text, outcome.status, outcome.error)
+            await asyncio.to_thread(self.log.append, delivery_line(alert.id, text, outcome))
+            if outcome.status == "failed":
+                self.say(f"alert {alert.id} did not reach {text}: {outcome.error}")
+
         # A target no longer given stays pending: it is sent when a later run names it again.
         await asyncio.gather(*(one(text) for text in alert.pending() if text in targets))
+
+    async def _complete_log(self, alerts: list[Alert]) -> None:
+        """alerts.jsonl made whole from the stored state: an alert or an outcome a kill kept from it is added."""
+        written = await asyncio.to_thread(logged, self.log.path)
+        for alert in sorted(alerts, key=lambda a: a.raised_at):
+            if alert.id not in written:
+                await asyncio.to_thread(self.log.append, alert.model_dump(mode="json"))
+            for text, status in alert.deliveries.items():
+                if status != "pending" and (alert.id, text) not in written:
+                    outcome = Outcome(status, alert.errors.get(text, ""))
+                    await asyncio.to_thread(self.log.append, delivery_line(alert.id, text, outcome))
 
     # --- the whole run ------------------------------------------------------------------
 
     async def run(self, stop: asyncio.Event | None = None) -> AsyncIterator[Event]:
         """Alerts and gaps as they happen, until ``stop`` is set (or the consumer stops reading)."""
         stop = stop or asyncio.Event()
+        self._stop = stop  # deliveries waiting for their next try end with the run
         lock = self._take_lock()
         try:
             async for event in self._run(stop):
