@@ -23,6 +23,7 @@ from marlin_agent.library.access import open_library
 from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.planners.pipeline import PipelinePlanner
+from marlin_agent.private_files import as_users
 from marlin_agent.tools import Toolbox
 from marlin_agent.verification.calibration_set import ensure_fitted
 from marlin_agent.verification.entailment import entailment_model
@@ -116,11 +117,13 @@ def _with_index_usage(answer: Answer, report, client: MarlinClient | None, **usa
 
 
 async def cut_clips(tools: Toolbox, answer: Answer, folder: Path) -> Answer:
-    """The answer with each moment's ``clip`` set to the absolute path of its cut."""
-    moments = []
+    """The answer with each moment's ``clip`` set to the absolute path of its cut (the user's files)."""
+    moments, made = [], not folder.exists()
     for moment in answer.moments:
         clip = await tools.clip(moment.video.id, moment.start, moment.end, folder)
-        moments.append(moment.model_copy(update={"clip": clip.path}))
+        moments.append(moment.model_copy(update={"clip": str(as_users(Path(clip.path)))}))
+    if made:
+        as_users(folder)
     return answer.model_copy(update={"moments": moments, "trace": tools.trace})
 
 

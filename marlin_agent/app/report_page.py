@@ -25,6 +25,7 @@ from marlin_agent.domain import Answer, Moment
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.file_names import text_path
 from marlin_agent.media.clips import DEFAULT_PAD
+from marlin_agent.private_files import as_users
 from marlin_agent.tools import Toolbox
 
 # Larger clips are not inlined: the page would take long to open, and the source plays as well.
@@ -218,4 +219,4 @@ async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path
         partial = target.with_name(f".{target.name}.partial")
         await asyncio.to_thread(partial.write_text, page, "utf-8")
         partial.replace(target)
-    return target
+    return as_users(target)

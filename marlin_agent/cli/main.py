@@ -42,6 +42,12 @@ def main(
         "--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     """Ask questions of your footage with Marlin-2B."""
+    import os
+
+    from marlin_agent.config import default_home
+    from marlin_agent.private_files import keep_private
+
+    keep_private(default_home(os.environ))
 
 
 @takes_server_flags

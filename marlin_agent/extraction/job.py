@@ -32,6 +32,7 @@ from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per, units_of
 from marlin_agent.indexing.shards import Shard
+from marlin_agent.private_files import as_users
 
 
 class Row(BaseModel):
@@ -102,7 +103,7 @@ def _foreign(journal: Path, schema: Schema) -> str | None:
 def _rewrite(journal: Path, rows: list[Row]) -> None:
     partial = journal.with_name(journal.name + ".partial")
     partial.write_text("".join(r.model_dump_json() + "\n" for r in rows), encoding="utf-8")
-    partial.replace(journal)
+    as_users(partial).replace(journal)
 
 
 def write_parquet(journal: Path, target: Path) -> None:
@@ -118,6 +119,7 @@ def write_parquet(journal: Path, target: Path) -> None:
         "schema": [r.schema_name for r in rows],
     })
     pq.write_table(table, target)
+    as_users(target)
 
 
 def check_output(output: Path) -> None:
@@ -159,6 +161,7 @@ class Journal:
         claim(output, schema, force)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()  # a shard with no videos of its own still leaves its (empty) part
+        as_users(self.path)
         existing = _read(self.path)
         lines = len(self.path.read_text(encoding="utf-8").splitlines())
         if retry_failed:

@@ -12,6 +12,7 @@ from marlin_agent.clock import clock
 from marlin_agent.domain import Moment, VideoInfo
 from marlin_agent.errors import MissingDependency, VideoUnreadable
 from marlin_agent.media.probe import stream_start
+from marlin_agent.private_files import as_users
 
 THUMBNAILS = 4
 _WIDTH = 240
@@ -83,4 +84,4 @@ def write_sheet(rows: list[tuple[Moment, VideoInfo]], target: Path) -> Path:
         y += strip.height + _GAP
     target.parent.mkdir(parents=True, exist_ok=True)
     sheet.save(target, format="PNG")
-    return target
+    return as_users(target)
