@@ -164,20 +164,30 @@ def test_the_python_api_yields_alerts_and_the_mcp_server_reports_the_watch(tmp_p
     camera.mkdir()
     shutil.copy(clips["event"], camera / "waiting.mp4")
     shutil.copy(clips["quiet"], camera / "nothing.mp4")
+    (camera / "linked.mp4").symlink_to(clips["event"])  # a file outside the MCP server's roots
     watching = VideoAgent(env=watch_env, transcribe=False).watch(camera, ask=QUESTION, backlog=True)
-    alert = next(watching)
+    alerts = [next(watching), next(watching)]
     watching.close()  # stops the watch cleanly
-    assert alert.type == "alert" and Path(alert.video.path).name == "waiting.mp4"
+    [alert] = [a for a in alerts if Path(a.video.path).name == "waiting.mp4"]
+    assert alert.type == "alert"
+    # A camera stream's watch, with its address: not for a client whose roots do not hold its recordings.
+    from marlin_agent.config import load_settings
+    from marlin_agent.library.access import open_library
+    from marlin_agent.watch.records import WatchSpec
+    from marlin_agent.watch.state import WatchState
+
+    stream = WatchSpec.of(["rtsp://admin:${CAM_PW}@192.168.1.20/stream1"])
+    WatchState(open_library(load_settings(env=watch_env)), stream, tmp_path / "journal.jsonl").started([QUESTION])
 
     async def status(client):
         listed = (await client.call_tool("watch_status", {})).structured_content
         resource = await client.read_resource("marlin://watch/alerts")
         return listed, json.loads(resource.contents[0].text)
 
-    listed, alerts = _mcp(watch_env, tmp_path, status)
+    listed, alerts = _mcp(watch_env, camera, status)  # the home, with the recordings, is outside
     [watch] = listed["watches"]
     assert watch["sources"] == [str(camera.resolve())] and watch["questions"] == [QUESTION]
-    assert watch["alerts"] == 1 and watch["recent_alerts"][0]["id"] == alert.id
+    assert [a["id"] for a in watch["recent_alerts"]] == [alert.id]
     assert [a["id"] for a in alerts["alerts"]] == [alert.id]
     # A server whose roots do not hold the watched folder shows nothing of it.
     other = tmp_path / "elsewhere"

@@ -15,6 +15,7 @@ from marlin_agent.errors import MarlinAgentError
 from marlin_agent.mcp_server.jobs import Job, Jobs
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import Startup
+from marlin_agent.redaction import redacted
 from marlin_agent.watch.records import WatchStatus
 
 T = TypeVar("T")
@@ -150,15 +151,24 @@ class MarlinTools:
                         "document.")
 
     async def watch_statuses(self, recent: int) -> list[WatchStatus]:
-        """The standing questions recorded in the library whose folders lie inside the roots."""
+        """The standing questions recorded in the library whose footage lies inside the roots: a folder's
+        watch when the folder does, a stream's when its recordings do; of each, only the alerts and
+        failures whose file does (a link in a watched folder may point anywhere)."""
         from marlin_agent.library.access import open_library
         from marlin_agent.watch.state import watch_status
         from marlin_agent.watch.stream import is_stream
 
         library = await self.bounded(asyncio.to_thread(open_library, self.settings), "watch_status")
         statuses = await self.bounded(asyncio.to_thread(watch_status, library, recent), "watch_status")
-        return [s for s in statuses
-                if all(self.guard.visible(source, source if is_stream(source) else "") for source in s.sources)]
+        recordings = str(self.settings.watch_dir)
+        shown = []
+        for status in statuses:
+            if not all(self.guard.visible(recordings if is_stream(s) else s) for s in status.sources):
+                continue
+            alerts = [a for a in status.recent_alerts if self.guard.visible(a.video.path)]
+            failed = [f for f in status.failed if self.guard.visible(f.path)]
+            shown.append(redacted(status.model_copy(update={"recent_alerts": alerts, "failed": failed})))
+        return shown
 
 
 def checked(check, value):
