@@ -145,6 +145,14 @@ class IndexMismatch(MarlinAgentError):
     exit_code = 2
 
 
+class OutputBusy(MarlinAgentError):
+    """Another job is writing the same output: two writers would repeat or interleave rows."""
+
+    code = "output_busy"
+    exit_code = 5  # the same command succeeds once the other job ends
+    default_hint = "Wait for the other extract writing it to finish (a re-run then resumes), or give another output."
+
+
 class IndexBusy(MarlinAgentError):
     """Another process kept the index to itself for longer than ``[library] lock_wait``."""
 

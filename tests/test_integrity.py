@@ -99,6 +99,40 @@ def test_extract_onto_a_foreign_jsonl_refuses_and_keeps_every_line(library_env, 
     assert [row["schema_name"] for row in rows] == ["marlin"]
 
 
+@pytest.mark.parametrize("kept", [
+    json.dumps({"note": "one object, as json.dump writes it: no newline at the end"}),
+    '{"note": "first"}\n{"note": "the last line unterminated"}',
+    '{"key": 3}',  # begins as a row would, but is no row of this tool's
+], ids=["json-dump", "last-line-unterminated", "row-like"])
+def test_extract_onto_a_users_file_whose_last_line_is_unterminated_refuses_and_keeps_it(library_env, tmp_path,
+                                                                                         footage, kept):
+    notes = tmp_path / "notes.jsonl"
+    notes.write_text(kept)
+    refused = invoke(["extract", "--schema", "marlin", "--in", str(footage["short_field"]), "-o", str(notes),
+                      "--json"], library_env)
+    assert refused.exit_code == 2 and document(refused)["error"]["code"] == "output_exists", refused.stdout
+    assert notes.read_text() == kept
+
+
+def test_a_second_extract_into_an_output_being_written_is_refused_and_the_rows_stay_unique(
+        library_env, tmp_path, footage):
+    from marlin_agent.extraction.job import Journal
+    from marlin_agent.extraction.schema import load_schema
+
+    out = tmp_path / "rows.jsonl"
+    argv = ["extract", "--schema", "marlin", "--in", str(footage["short_field"]), "-o", str(out), "--json"]
+    writing = Journal(out, load_schema("marlin"), Path(library_env["MARLIN_HOME"]) / "locks")  # a job under way
+    try:
+        busy = invoke(argv, library_env)
+        assert busy.exit_code == 5 and document(busy)["error"]["code"] == "output_busy", busy.stdout
+        assert out.read_text() == ""
+    finally:
+        writing.release()
+    assert invoke(argv, library_env).exit_code == 0 and invoke(argv, library_env).exit_code == 0
+    keys = [json.loads(line)["key"] for line in out.read_text().splitlines()]
+    assert len(keys) == len(set(keys)) == 1
+
+
 def test_extract_resumes_its_own_output_but_refuses_another_schemas(library_env, tmp_path, footage):
     out = tmp_path / "rows.jsonl"
     argv = ["extract", "--in", str(footage["short_field"]), "-o", str(out), "--json"]

@@ -17,6 +17,8 @@ A sharded job (``shard``) takes whole videos, indexes them and writes its own pa
 from __future__ import annotations
 
 import asyncio
+import fcntl
+import hashlib
 import json
 import time
 from collections.abc import AsyncIterator, Callable
@@ -27,7 +29,7 @@ from pydantic import BaseModel
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion, VideoRef
-from marlin_agent.errors import InputError, OutputNotOurs, PlannerNotConfigured
+from marlin_agent.errors import InputError, OutputBusy, OutputNotOurs, PlannerNotConfigured
 from marlin_agent.extraction.fill import Filled, RowFiller, from_marlin
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per, units_of
@@ -76,6 +78,21 @@ def _read(journal: Path) -> list[Row]:
     return rows
 
 
+_ROW_START = '{"key":'  # how every row this tool writes begins (Row's first field)
+
+
+def _cut_row(line: str) -> bool:
+    """Whether ``line`` can be a row that a kill cut short: the start of one, and not whole JSON (a whole
+    object that is not a row is someone's unterminated line)."""
+    if not (line.startswith(_ROW_START) or _ROW_START.startswith(line)):
+        return False
+    try:
+        json.loads(line)
+    except ValueError:
+        return True
+    return False
+
+
 def _foreign(journal: Path, schema: Schema) -> str | None:
     """Why ``journal`` is not this job's own output (None when it is, or holds nothing).
 
@@ -92,7 +109,7 @@ def _foreign(journal: Path, schema: Schema) -> str | None:
         try:
             row = Row.model_validate_json(line)
         except ValueError:
-            if number == len(lines) and not text.endswith("\n"):
+            if number == len(lines) and not text.endswith("\n") and _cut_row(line):
                 continue
             return f"line {number} is not a row this tool wrote"
         if row.schema_name != schema.name or (row.schema_id and row.schema_id != schema.fingerprint):
@@ -155,9 +172,11 @@ class Journal:
 
     ``force`` replaces an output that is not this job's own; without it such a file is refused, untouched."""
 
-    def __init__(self, output: Path, schema: Schema, retry_failed: bool = False, force: bool = False) -> None:
+    def __init__(self, output: Path, schema: Schema, locks: Path, retry_failed: bool = False,
+                 force: bool = False) -> None:
         check_output(output)
         self.output, self.path = output, _journal(output)
+        self._lock = _hold(output, locks)  # before the file is judged: the other writer may be mid-row
         claim(output, schema, force)
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self.path.touch()  # a shard with no videos of its own still leaves its (empty) part
@@ -176,8 +195,30 @@ class Journal:
         self.written.add(row.key)
 
     def close(self) -> None:
-        if self.output.suffix == ".parquet":
-            write_parquet(self.path, self.output)
+        """Write the Parquet file, if that is the output, and let another job write it."""
+        try:
+            if self.output.suffix == ".parquet":
+                write_parquet(self.path, self.output)
+        finally:
+            self.release()
+
+    def release(self) -> None:
+        if not self._lock.closed:
+            self._lock.close()
+
+
+def _hold(output: Path, locks: Path):
+    """One writer per output on this machine: an exclusive lock named after the output's real path, kept
+    under ``locks`` (never beside the user's file), held until the job ends."""
+    locks.mkdir(parents=True, exist_ok=True)
+    name = hashlib.sha256(str(output.expanduser().resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:24]
+    handle = open(locks / f"extract-{name}.lock", "a+")  # noqa: SIM115 - held for the whole job
+    try:
+        fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        handle.close()
+        raise OutputBusy(f"another extract is writing {output} now") from None
+    return handle
 
 
 class Tally(BaseModel):
@@ -259,14 +300,19 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
         output = output.with_name(shard.part_name(output.stem, output.suffix))
     # No LLM to fill the rows is said before the output is opened: a refused job leaves no empty file.
     filler = row_filler(schema, settings, model, instructions)
-    journal = Journal(output, schema, retry_failed, force)  # a file that is not ours: refused before any work
+    # A file that is not ours, or that another job writes now: refused before any work.
+    journal = Journal(output, schema, settings.home / "locks", retry_failed, force)
     started = time.monotonic()
     tally, new = Tally(), []
-    async for row in fill_rows(schema, inputs, settings, per, filler, journal.written, tally, on_progress, shard):
-        journal.append(row)
-        new.append(row)
-        yield row
-    await asyncio.to_thread(journal.close)
+    try:
+        async for row in fill_rows(schema, inputs, settings, per, filler, journal.written, tally, on_progress,
+                                   shard):
+            journal.append(row)
+            new.append(row)
+            yield row
+        await asyncio.to_thread(journal.close)
+    finally:
+        journal.release()
     if summary is not None:
         summary.update(summarise(journal, new, tally, time.monotonic() - started).model_dump())
 

@@ -43,7 +43,7 @@ async def extract_on_ray(schema: Schema, inputs: list[str], settings: Settings, 
     """Fill ``schema`` over ``inputs`` as one Ray task per worker, into ``output``; then compact the index."""
     started = time.monotonic()
     row_filler(schema, settings, None, instructions)  # no LLM configured: say so before any cluster starts
-    journal = Journal(output, schema, retry_failed, force)
+    journal = Journal(output, schema, settings.home / "locks", retry_failed, force)
     tally, new = Tally(), []
 
     def keep(result: tuple[list[Row], Tally]) -> None:
@@ -54,8 +54,11 @@ async def extract_on_ray(schema: Schema, inputs: list[str], settings: Settings, 
                 new.append(row)
         tally.add(cost)
 
-    await run_shards(_extract_shard, (schema, inputs, per, instructions, set(journal.written)), settings, address,
-                     workers, endpoints, on_progress, on_result=keep)
-    await asyncio.to_thread(lambda: finalize(open_library(settings)))
-    await asyncio.to_thread(journal.close)
+    try:
+        await run_shards(_extract_shard, (schema, inputs, per, instructions, set(journal.written)), settings,
+                         address, workers, endpoints, on_progress, on_result=keep)
+        await asyncio.to_thread(lambda: finalize(open_library(settings)))
+        await asyncio.to_thread(journal.close)
+    finally:
+        journal.release()
     return summarise(journal, new, tally, time.monotonic() - started)
