@@ -27,7 +27,8 @@ SCHEMA = {"title": "sightings", "type": "object", "required": ["objects"], "addi
                   "colour": {"enum": ["red", "blue"]}, "start": {"type": "number", "minimum": 0}}}},
               "note": {"type": "string", "not": {"const": "secret"}}}}
 ROW = {"objects": [{"colour": "red", "start": 4.0}]}
-UNIT = Unit(video=VideoRef(id="v", path="/v.mp4", title="v"), start=0.0, end=30.0, scenes=["a field"],
+UNIT = Unit(video=VideoRef(id="v", path="/v.mp4", title="v"), start=0.0, end=30.0,
+            scenes=[Event(start=0.0, end=30.0, text="a field")],
             events=[Event(start=4.0, end=9.0, text="a red circle appears")], transcript=[])
 
 
@@ -77,10 +78,9 @@ def _requests_to_stand_ins(monkeypatch):
     monkeypatch.setattr("pydantic_ai.models.ALLOW_MODEL_REQUESTS", True)
 
 
-def _fill(server: Server, book: ProfileBook | None = None):
-    schema = load_schema(SCHEMA)
+def _fill(server: Server, book: ProfileBook | None = None, schema: dict = SCHEMA, unit: Unit = UNIT):
     book = book or ProfileBook(None)
-    return asyncio.run(RowFiller(schema, _llm(server, book)).fill(UNIT, 100_000)), book
+    return asyncio.run(RowFiller(load_schema(schema), _llm(server, book)).fill(unit, 100_000)), book
 
 
 @pytest.mark.parametrize("kind, takes, expected", [
@@ -126,3 +126,49 @@ def test_a_row_that_never_validates_is_kept_as_invalid_with_the_reason():
     filled, _ = _fill(server)
     assert not filled.valid and filled.data is None and filled.attempts == 3
     assert "note" in filled.error, "a keyword the server could not enforce is still checked"
+
+
+# --- rows that contradict their captions ----------------------------------------------------------------
+
+MOVING = {"title": "moving", "type": "object", "required": ["objects"], "properties": {"objects": {
+    "type": "array", "items": {"type": "object", "required": ["colour", "motion", "start", "end"], "properties": {
+        "colour": {"enum": ["red", "blue", "yellow"]}, "motion": {"enum": ["still", "left_to_right", "right_to_left"]},
+        "start": {"type": "number"}, "end": {"type": "number"}}}}}}
+TWO_EVENTS = Unit(video=VideoRef(id="v", path="/v.mp4", title="v"), start=0.0, end=30.0,
+                  scenes=[Event(start=0.0, end=30.0, text="A night sky; a yellow square and a blue circle pass.")],
+                  events=[Event(start=4.0, end=9.0, text="a yellow square moves from right to left"),
+                          Event(start=12.0, end=16.0, text="a blue circle moves from left to right")], transcript=[])
+RIGHT = {"objects": [{"colour": "yellow", "motion": "right_to_left", "start": 4.0, "end": 9.0},
+                     {"colour": "blue", "motion": "left_to_right", "start": 12.0, "end": 16.0}]}
+# What a small model wrote: the colours swapped, and the first direction the enum lists for both.
+SWAPPED = {"objects": [{"colour": "blue", "motion": "left_to_right", "start": 4.0, "end": 9.0},
+                       {"colour": "yellow", "motion": "left_to_right", "start": 12.0, "end": 16.0}]}
+
+
+def test_a_valid_row_that_contradicts_its_captions_is_sent_back_once_and_the_corrected_answer_kept():
+    server = Server({"response_format"}, [json.dumps(SWAPPED), json.dumps(RIGHT)])
+    filled, _ = _fill(server, schema=MOVING, unit=TWO_EVENTS)
+    assert filled.valid and filled.data == RIGHT and filled.attempts == 2 and filled.first_valid
+    assert filled.contradictions == []
+    said = server.sent[-1]["messages"][-1]["content"]
+    assert "objects[0].colour: 'blue'" in said and "'yellow'" in said and "'right to left'" in said
+    assert "objects[1].colour" in said and "objects[1].motion" not in said  # that one the captions do say
+
+
+def test_a_model_that_insists_keeps_its_valid_row_with_the_contradictions_listed():
+    server = Server({"response_format"}, [json.dumps(SWAPPED)])
+    filled, _ = _fill(server, schema=MOVING, unit=TWO_EVENTS)
+    assert filled.valid and filled.data == SWAPPED and filled.attempts == 2
+    assert len(filled.contradictions) == 3 and len(server.sent) == 2  # sent back once, not again and again
+
+
+def test_a_value_the_captions_do_not_name_or_name_beside_another_is_left_alone():
+    from marlin_agent.extraction.material import contradictions
+
+    assert contradictions(MOVING, RIGHT, TWO_EVENTS) == []
+    still = {"objects": [{"colour": "yellow", "motion": "still", "start": 4.0, "end": 9.0}]}
+    assert contradictions(MOVING, still, TWO_EVENTS) != []  # the event says "right to left" there
+    vague = TWO_EVENTS.model_copy(update={"events": [Event(start=4.0, end=9.0, text="a yellow square appears")]})
+    assert contradictions(MOVING, still, vague) == []  # nothing says how it moves: "still" stands
+    both = {"objects": [{"colour": "red", "motion": "still", "start": 0.0, "end": 30.0}]}
+    assert [c.split(":")[0] for c in contradictions(MOVING, both, TWO_EVENTS)] == []  # yellow and blue: no one answer

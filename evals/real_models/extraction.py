@@ -91,11 +91,13 @@ def run_job(name: str, schema_file: Path, labels: Path, videos: Path, settings, 
                                                                     .splitlines() if x.strip()],
                                           videos, settings, out, name, model=timed_llm(served, settings.home, timer)))
     rows = [json.loads(line) for line in (out / "rows.jsonl").read_text().splitlines()]
-    return {"suite": name, "rows": len(rows), "valid_first_answer": round(sum(r["valid"] and r["attempts"] == 1
-                                                                              for r in rows) / len(rows), 3),
+    return {"suite": name, "rows": len(rows), "valid_first_answer": round(sum(bool(r.get("first_valid")) for r in rows)
+                                                                        / len(rows), 3),
             "valid_after_reasks": report.valid_rate, "field_accuracy": report.field_accuracy,
             "per_field": report.per_field, "seconds_per_row": round((time.monotonic() - started) / len(rows), 1),
             "longest_request_seconds": round(max(timer.seconds, default=0.0), 1), "requests": len(timer.seconds),
+            "sent_back_for_contradictions": sum(bool(r["attempts"] > 1 and r.get("first_valid")) for r in rows),
+            "warnings_left": sum(len(r.get("warnings") or []) for r in rows),
             "errors": [r["error"] for r in rows if r["error"]]}
 
 

@@ -18,6 +18,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from marlin_agent.errors import MissingDependency
+from marlin_agent.extraction.material import contradictions
 from marlin_agent.extraction.schema import Schema, validation_errors
 from marlin_agent.extraction.units import Unit
 from marlin_agent.resources import data_path
@@ -40,11 +41,14 @@ class Filled(BaseModel):
     error: str | None = None
     tokens: int = 0
     attempts: int = 0  # answers the model gave (1: right the first time)
+    first_valid: bool = False  # the first answer matched the schema
+    contradictions: list[str] = []  # values the kept answer chose that its material does not say
 
 
 def from_marlin(unit: Unit) -> Filled:
     """The built-in schema: scenes and events as Marlin gave them, no LLM involved."""
-    return Filled(data={"scenes": unit.scenes, "events": [e.model_dump() for e in unit.events]}, valid=True)
+    return Filled(data={"scenes": [s.text for s in unit.scenes], "events": [e.model_dump() for e in unit.events]},
+                  valid=True)
 
 
 def server_schema(document: Any) -> Any:
@@ -85,6 +89,8 @@ class RowFiller:
         self.sent_text = json.dumps(self.sent, separators=(",", ":"))
 
     async def fill(self, unit: Unit, max_tokens: int) -> Filled:
+        """The row for ``unit``: asked for, re-asked with the schema's errors until it validates, and once
+        more when a valid row contradicts its material (``material``), keeping the better of the two."""
         from pydantic_ai import ModelRequest, RunUsage
 
         from marlin_agent.llm.structured import StructuredAsker
@@ -94,20 +100,36 @@ class RowFiller:
         text = unit.text()
         messages: list = [ModelRequest.user_text_prompt(text, instructions=self.prompt)]
         errors: list[str] = []
+        kept: Filled | None = None  # a valid row sent back for contradicting its material
         cap = row_tokens(self.sent_text, text)
         for attempt in range(1, self.retries + 2):
             if usage.total_tokens >= max_tokens:
-                return Filled(data=None, valid=False, error=f"token budget exhausted: {usage.total_tokens} of "
-                              f"{max_tokens} tokens spent; last errors: {'; '.join(errors)}", tokens=usage.total_tokens,
-                              attempts=attempt - 1)
+                return kept or Filled(data=None, valid=False, error=f"token budget exhausted: {usage.total_tokens} "
+                                      f"of {max_tokens} tokens spent; last errors: {'; '.join(errors)}",
+                                      tokens=usage.total_tokens, attempts=attempt - 1)
             reply = await asker.ask(list(copy.copy(messages)), copy.deepcopy(self.sent), self.prompt, name="row",
                                     description=f"One {self.schema.name} record.", max_tokens=cap)
             errors = (["(row): the reply holds no JSON object (it may have been cut off at the token cap)"]
                       if reply.value is None else validation_errors(self.schema, reply.value))
-            if not errors:
-                return Filled(data=reply.value, valid=True, tokens=usage.total_tokens, attempts=attempt)
+            if errors:
+                messages += [reply.response, reply.then(
+                    "The record does not match the schema:\n" + "\n".join(f"- {e}" for e in errors[:20])
+                    + "\nAnswer again with the whole record, fixed.", self.prompt)]
+                continue
+            contradicted = contradictions(self.schema.document, reply.value, unit)
+            filled = Filled(data=reply.value, valid=True, tokens=usage.total_tokens, attempts=attempt,
+                            first_valid=attempt == 1 if kept is None else kept.first_valid,
+                            contradictions=contradicted)
+            if kept is not None:  # the second opinion: taken when it contradicts the material less
+                better = filled if len(contradicted) < len(kept.contradictions) else kept
+                return better.model_copy(update={"tokens": usage.total_tokens, "attempts": attempt})
+            if not contradicted or attempt > self.retries:
+                return filled
+            kept = filled
             messages += [reply.response, reply.then(
-                "The record does not match the schema:\n" + "\n".join(f"- {e}" for e in errors[:20])
-                + "\nAnswer again with the whole record, fixed.", self.prompt)]
-        return Filled(data=None, valid=False, error=f"no valid record after {self.retries + 1} answers: "
-                      f"{'; '.join(errors)}", tokens=usage.total_tokens, attempts=self.retries + 1)
+                "The record matches the schema, but some values are not what the material says:\n"
+                + "\n".join(f"- {c}" for c in contradicted[:20])
+                + "\nAnswer again with the whole record, with those values as the material states them.",
+                self.prompt)]
+        return kept or Filled(data=None, valid=False, error=f"no valid record after {self.retries + 1} answers: "
+                              f"{'; '.join(errors)}", tokens=usage.total_tokens, attempts=self.retries + 1)

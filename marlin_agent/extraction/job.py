@@ -50,6 +50,8 @@ class Row(BaseModel):
     schema_name: str
     schema_id: str | None = None  # the schema's fingerprint: which job's output this row belongs to
     attempts: int = 0  # answers the LLM gave for it (1: valid the first time; 0: no LLM)
+    first_valid: bool | None = None  # whether the LLM's first answer matched the schema (None: no LLM)
+    warnings: list[str] = []  # values the row holds that its captions do not say (and say otherwise)
 
 
 class ExtractSummary(BaseModel):
@@ -280,7 +282,9 @@ async def fill_rows(schema: Schema, inputs: list[str], settings: Settings, per: 
             tally.tokens += filled.tokens
             yield Row(key=key, video=video, start=unit.start, end=unit.end, per=per, data=filled.data,
                       valid=filled.valid, error=filled.error, model=model_label, schema_name=schema.name,
-                      schema_id=schema.fingerprint, attempts=filled.attempts)
+                      schema_id=schema.fingerprint, attempts=filled.attempts,
+                      first_valid=filled.first_valid if filled.attempts else None,
+                      warnings=filled.contradictions)
 
 
 def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -> ExtractSummary:

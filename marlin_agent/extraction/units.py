@@ -21,7 +21,7 @@ class Unit(BaseModel):
     video: VideoRef
     start: float
     end: float
-    scenes: list[str]
+    scenes: list[Event]  # each chunk's scene paragraph, with the chunk's span
     events: list[Event]
     transcript: list[Event]
 
@@ -32,8 +32,9 @@ class Unit(BaseModel):
     def text(self) -> str:
         """The unit as the LLM reads it."""
         lines = [f"Video: {self.video.title or self.video.path}", f"Span: {self.start:.1f}–{self.end:.1f} s", "",
-                 "Scene:"]
-        lines += [f"- {scene}" for scene in self.scenes] or ["(none)"]
+                 "Scenes (seconds in the video):"]
+        # With its span: "nothing moves" in the first chunk's paragraph says nothing of the second's.
+        lines += [f"<{s.start:.1f} - {s.end:.1f}> {s.text}" for s in self.scenes] or ["(none)"]
         lines += ["", "Events (seconds in the video):"]
         lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in self.events] or ["(none)"]
         lines += ["", "Transcript (seconds in the video):"]
@@ -55,6 +56,6 @@ def units_of(library: Library, video: VideoRef, per: Per) -> list[Unit]:
                 if r.start < end and r.end > start and (per == "video" or start <= r.start < end)]
 
     return [Unit(video=video, start=start, end=end,
-                 scenes=[r.text for r in scenes if r.start < end and r.end > start],
+                 scenes=inside(scenes, start, end),
                  events=inside(events, start, end), transcript=inside(speech, start, end))
             for start, end in spans]
