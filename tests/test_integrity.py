@@ -163,6 +163,33 @@ def test_mcp_extract_onto_a_users_jsonl_is_refused_and_the_tool_says_it_may_over
     assert "overwrite" in extract.input_schema["properties"]
 
 
+def test_ask_refuses_to_draw_its_sheet_over_a_users_file_before_any_work(library_env, tmp_path, footage, simulator):
+    notes = tmp_path / "notes.txt"
+    notes.write_text("my notes")
+    argv = ["ask", "when does the red circle appear", "--in", str(footage["short_field"]), "--sheet", str(notes),
+            "--json"]
+    refused = invoke(argv, library_env)
+    assert refused.exit_code == 2 and document(refused)["error"]["code"] == "output_exists", refused.stdout
+    assert notes.read_text() == "my notes" and simulator.state.received == 0
+    sheet = tmp_path / "sheet.png"
+    for _ in range(2):  # its own sheet it replaces, as a re-run would
+        assert invoke([*argv[:-3], "--sheet", str(sheet), "--json"], library_env).exit_code == 0
+    assert invoke([*argv, "--force"], library_env).exit_code == 0 and notes.read_bytes().startswith(b"\x89PNG")
+
+
+def test_mcp_ask_with_a_sheet_over_a_users_file_is_refused(library_env, root):
+    notes = root / "notes.txt"
+    notes.write_text("my notes")
+
+    async def work(client):
+        return await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."],
+                                              "sheet": "notes.txt"})
+
+    refused = _session(library_env, root, work)
+    assert refused.is_error and "output_exists" in refused.content[0].text and "overwrite" in refused.content[0].text
+    assert notes.read_text() == "my notes"
+
+
 # --- schemas: no request, no loop, no traceback ------------------------------------------------------
 
 

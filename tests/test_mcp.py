@@ -47,8 +47,10 @@ def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     assert all(tool.description for tool in tools.values())
     read_only = {name for name, tool in tools.items() if tool.annotations and tool.annotations.read_only_hint}
     assert read_only == {"search", "find", "caption", "describe", "job_status", "list_videos", "watch_status"}
-    assert all(tools[name].annotations.destructive_hint is False for name in ("ask", "index"))
-    assert tools["extract"].annotations.destructive_hint is True  # overwrite=true replaces a file
+    assert tools["index"].annotations.destructive_hint is False
+    # overwrite=true replaces a file (an extract's output, an ask's sheet); without it such a file is refused.
+    assert all(tools[name].annotations.destructive_hint is True for name in ("ask", "extract"))
+    assert "overwrite" in tools["ask"].input_schema["properties"]
     # Only JSON Schema's own formats: strict clients reject others ("path" is pydantic's).
     standard = {"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri",
                 "uri-reference", "uuid", "regex", "json-pointer"}

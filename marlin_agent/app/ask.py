@@ -17,7 +17,7 @@ from pathlib import Path
 from marlin_agent.app.report_page import write_report
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
-from marlin_agent.errors import EmptyQuery, MarlinAgentError
+from marlin_agent.errors import EmptyQuery, InputError, MarlinAgentError, OutputNotOurs
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
 from marlin_agent.marlin.client import MarlinClient
@@ -202,22 +202,37 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     return _with_index_usage(answer, report, client)
 
 
+def _claim(target: Path, ours, overwrite: bool, what: str) -> None:
+    """Writing ``target`` destroys nothing of the user's: it is new, or ``what`` this tool wrote, or ``overwrite``."""
+    if target.is_dir():
+        raise InputError(f"{target} is a folder; give a file name for {what}")
+    if target.exists() and not overwrite and not ours(target):
+        raise OutputNotOurs(f"{target} already exists and is not {what} this tool wrote; nothing was written to it",
+                            hint="Give a new file name, or pass --force (over MCP: overwrite=true) to replace it.")
+
+
 async def ask(question: str, inputs: list[str], settings: Settings, on_progress=None,
               clips_dir: Path | None = None, sheet: Path | None = None, planner_model=None,
-              page: Path | None = None) -> Answer:
+              page: Path | None = None, overwrite: bool = False) -> Answer:
     """Index what is not indexed yet among ``inputs``, then answer ``question`` over them.
 
     With ``clips_dir``, cut each moment found into a file there; with ``sheet``, draw a
-    contact sheet; with ``page``, write the answer as a self-contained HTML page there.
+    contact sheet; with ``page``, write the answer as a self-contained HTML page there. A file
+    already at either that this tool did not write is refused before any work, unless ``overwrite``.
     ``planner_model`` (a pydantic-ai model) overrides the configured planner.
     """
     t = time.monotonic()
     if not question.strip():  # before any model is loaded or footage touched
         raise EmptyQuery("the question is empty", hint="Ask about an event, e.g. \"when does the goal happen\".")
     if sheet is not None:
-        from marlin_agent.media.sheet import require_pillow
+        from marlin_agent.media.sheet import is_sheet, require_pillow
 
         require_pillow()  # before any work: a missing extra must not cost the answer
+        _claim(sheet, is_sheet, overwrite, "a contact sheet")
+    if page is not None:
+        from marlin_agent.app.report_page import is_page
+
+        _claim(page, is_page, overwrite, "an answer page")
     if planner_model is None and settings.planner.enabled:
         from marlin_agent.llm.models import planner_model as build_model
 

@@ -129,6 +129,9 @@ async def ask(
                                                                         "this folder.")] = None,
     sheet: Annotated[Path | None, Role.OUTPUT, Field(description="Write a contact sheet (PNG): a labelled thumbnail "
                                                                  "strip per moment.")] = None,
+    overwrite: Annotated[bool, Field(description="Replace an existing file at sheet (or the page) that this tool "
+                                                 "did not write; without it such a file is refused, untouched.")]
+    = False,
     *, run: Run, page: Path | None = None, planner_model: Any = None,
 ) -> "Answer":  # noqa: F821
     """Answer a question about footage with verified moments (video, span, confidence, evidence) or an honest
@@ -139,7 +142,7 @@ async def ask(
 
     settings = with_values(await run.served(), {"agent.threshold": threshold, "planner.model": planner})
     return await answer(question, sources, settings, run.on_index, clips, sheet, planner_model=planner_model,
-                        page=page)
+                        page=page, overwrite=overwrite)
 
 
 async def index(sources: Sources, *, run: Run, recaption: str | None = None, shard: Any = None) -> "IndexReport":  # noqa: F821
@@ -197,7 +200,7 @@ async def extract(
 
 # The order is the order the front doors list them in.
 CAPABILITIES: tuple[Capability, ...] = (
-    Capability(ask, "marlin_agent.domain:Answer", "answering", writes="index", fetches=True),
+    Capability(ask, "marlin_agent.domain:Answer", "answering", writes="files", fetches=True),
     Capability(search, "marlin_agent.app.search:SearchResult", "searching", fetches=True,
                needs_server=lambda arguments: bool(arguments.get("sources"))),
     Capability(find, "marlin_agent.domain:FindResult", "grounding", library=False),

@@ -60,6 +60,18 @@ for (const v of document.querySelectorAll('video[data-from]')) {
 }
 """
 
+MARK = "marlin-agent answer page"  # in every page's head, so a file is known for one of ours before it is replaced
+
+
+def is_page(path: Path) -> bool:
+    """Whether ``path`` is an answer page this tool wrote."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return False
+    return f'<meta name="generator" content="{MARK}">'.encode() in head
+
 
 def _e(text: object) -> str:
     return html.escape(str(text), quote=True)
@@ -185,7 +197,8 @@ def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
     usage = answer.usage
     footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s) · {usage.seconds:.1f} s. '
               f"{_e(answer.incomplete) if answer.incomplete else ''}</p>")
-    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{_e(answer.question)}</title>'
+    return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{MARK}">'
+            f'<title>{_e(answer.question)}</title>'
             f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>{verdict}"
             f"{_timeline_html(answer, timelines or {})}{moments}"
             f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}<script>{_SEEK}{_TIMELINE}</script></body></html>")

@@ -91,6 +91,7 @@ _SPELLED = {
     "describe": {"speech": Spelling(help="Leave out what is said (no transcription).")},
     "extract": {"schema": Spelling(("--schema",)), "output": Spelling(("-o", "--output")),
                 "overwrite": Spelling(("--force",))},
+    "ask": {"overwrite": Spelling(("--force",))},
 }
 _EXTENDED = {"find": video.verify_option, "ask": footage.ask_page, "index": footage.index_modes,
              "extract": footage.extract_modes}

@@ -15,6 +15,8 @@ from marlin_agent.media.probe import stream_start
 from marlin_agent.private_files import as_users
 
 THUMBNAILS = 4
+# Written into every sheet (a PNG text chunk), so a file is known for one of ours before it is replaced.
+MARK = "marlin-agent contact sheet"
 _WIDTH = 240
 _LABEL = 22
 _GAP = 6
@@ -82,6 +84,20 @@ def write_sheet(rows: list[tuple[Moment, VideoInfo]], target: Path) -> Path:
     for strip in strips:
         sheet.paste(strip, (0, y))
         y += strip.height + _GAP
+    from PIL.PngImagePlugin import PngInfo
+
+    marked = PngInfo()
+    marked.add_text("Software", MARK)
     target.parent.mkdir(parents=True, exist_ok=True)
-    sheet.save(target, format="PNG")
+    sheet.save(target, format="PNG", pnginfo=marked)
     return as_users(target)
+
+
+def is_sheet(path: Path) -> bool:
+    """Whether ``path`` is a contact sheet this tool wrote (read without Pillow: a PNG holding the mark)."""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return False
+    return head.startswith(b"\x89PNG\r\n\x1a\n") and b"Software\x00" + MARK.encode() in head
