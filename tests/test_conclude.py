@@ -125,7 +125,7 @@ def test_the_answer_does_not_depend_on_the_order_verifications_finished_in():
 
 
 def test_a_caption_event_that_says_nothing_happens_is_not_a_happening():
-    from marlin_agent.planners.conclude import idle
+    from marlin_agent.marlin.wording import idle
 
     assert all(idle(t) for t in ["The light grey backdrop stays empty.", "The scene stays quiet.", "Nothing happens.",
                                  "An empty street scene."])

@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from marlin_agent.domain import Event, VideoRef
 from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
+from marlin_agent.marlin.wording import idle
 
 Per = Literal["video", "chunk"]
 
@@ -30,13 +31,16 @@ class Unit(BaseModel):
         return f"{self.video.id}:{self.start:.3f}-{self.end:.3f}"
 
     def text(self) -> str:
-        """The unit as the LLM reads it."""
+        """The unit as the LLM reads it: the events first (the timed facts a row is made of), then each
+        chunk's scene paragraph with its span, then what was said. An event that only says nothing
+        happens is left out: a small model read "the empty scene stays unchanged" beside a circle's
+        crossing as "no objects"."""
+        happenings = [e for e in self.events if not idle(e.text)]
         lines = [f"Video: {self.video.title or self.video.path}", f"Span: {self.start:.1f}–{self.end:.1f} s", "",
-                 "Scenes (seconds in the video):"]
-        # With its span: "nothing moves" in the first chunk's paragraph says nothing of the second's.
+                 "Events (seconds in the video):"]
+        lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in happenings] or ["(none)"]
+        lines += ["", "Scenes (seconds in the video):"]
         lines += [f"<{s.start:.1f} - {s.end:.1f}> {s.text}" for s in self.scenes] or ["(none)"]
-        lines += ["", "Events (seconds in the video):"]
-        lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in self.events] or ["(none)"]
         lines += ["", "Transcript (seconds in the video):"]
         lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in self.transcript] or ["(no speech)"]
         return "\n".join(lines)

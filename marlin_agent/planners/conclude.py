@@ -6,8 +6,6 @@ moment whose combined evidence reached the threshold.
 
 from __future__ import annotations
 
-import re
-
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment
 from marlin_agent.verification.signals import iou
@@ -20,22 +18,6 @@ LOOK_ALIKE_SAYS = 0.45
 LOOK_ALIKE_GAP = 0.3
 # A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
 _SWAP_COST = 0.5
-
-
-_IDLE = re.compile(
-    r"\b(?:stays?|remains?|is|are|looks?|goes)\s+(?:completely\s+|still\s+|otherwise\s+)?"
-    r"(?:empty|quiet|unchanged|bare|clear|vacant|idle|deserted|static)\b"
-    r"|\bnothing\s+(?:happens|moves|changes|else\s+happens)\b|\bno\s+(?:one|motion|movement|activity|action)\b"
-    r"|^\s*(?:an?|the)\s+(?:\w+\s+){0,3}(?:empty|quiet|still|static)\s+(?:scene|backdrop|frame|street|room|shot)\b",
-    re.IGNORECASE)
-# A clause joined on may say something does happen ("the street stays empty until a car passes").
-_ANOTHER_CLAUSE = re.compile(r"\b(?:while|as|until|when|before|after|then|but|and)\b", re.IGNORECASE)
-
-
-def idle(text: str) -> bool:
-    """Does a caption event say only that nothing happens ("The light grey backdrop stays empty.")? It is not
-    a happening: never what happens before or after something, never counted, never a "when"."""
-    return bool(_IDLE.search(text)) and not _ANOTHER_CLAUSE.search(text)
 
 
 def _words_said(moment: Moment) -> float | None:

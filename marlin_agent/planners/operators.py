@@ -18,7 +18,8 @@ from marlin_agent.clock import clock
 from marlin_agent.domain import Answer, Evidence, Moment, Relation, Usage, VideoRef
 from marlin_agent.errors import BudgetExhausted
 from marlin_agent.library.records import Segment
-from marlin_agent.planners.conclude import decide, idle, left_out, look_alikes, summary
+from marlin_agent.marlin.wording import idle
+from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.verification.signals import iou
