@@ -217,6 +217,17 @@ def test_a_ref_over_mcp_reaches_no_listener_even_when_urls_are_allowed(library_e
     assert listener.requests == []
 
 
+def _doubling(levels: int) -> dict:
+    """2 KB of $defs, each naming the one before twice, under a recursive part: 2**levels subschemas spelled out."""
+    defs = {"d0": {"type": "string"}}
+    for n in range(1, levels):
+        defs[f"d{n}"] = {"type": "object", "properties": {"a": {"$ref": f"#/$defs/d{n - 1}"},
+                                                          "b": {"$ref": f"#/$defs/d{n - 1}"}}}
+    defs["node"] = {"type": "object", "properties": {"next": {"$ref": "#/$defs/node"},
+                                                     "leaf": {"$ref": f"#/$defs/d{levels - 1}"}}}
+    return {"title": "doubling", "type": "object", "$defs": defs, "properties": {"x": {"$ref": "#/$defs/node"}}}
+
+
 def _nested(levels: int) -> dict:
     document = {"title": "deep", "type": "object"}
     inner = document
@@ -232,6 +243,7 @@ def _nested(levels: int) -> dict:
       "properties": {"x": {"$ref": "#/$defs/a"}}}, "loop"),
     ({"title": "self", "type": "object", "allOf": [{"$ref": "#"}]}, "loop"),
     ({"title": "nowhere", "type": "object", "properties": {"x": {"$ref": "#/$defs/missing"}}}, "leads nowhere"),
+    (_doubling(30), "spell out to more than"),
 ])
 def test_deep_and_looping_schemas_are_refused_up_front_with_the_reason(library_env, tmp_path, footage,
                                                                         simulator, schema, reason):
@@ -268,6 +280,11 @@ def test_a_schema_file_may_refer_to_files_beside_it_on_the_cli_but_not_above_it_
     (tmp_path / "part.json").write_text(json.dumps({"type": "object", "properties": {"n": {"type": "integer"}}}))
     main = tmp_path / "main.json"
     main.write_text(json.dumps({"title": "m", "type": "object", "properties": {"p": {"$ref": "part.json"}}}))
+    assert load_schema(main).llm_document["properties"]["p"]["properties"]["n"] == {"type": "integer"}
+    # A "#/..." inside the other file means that file's own $defs.
+    (tmp_path / "defs.json").write_text(json.dumps({"$defs": {"n": {"type": "integer"}, "part": {
+        "type": "object", "properties": {"n": {"$ref": "#/$defs/n"}}}}}))
+    main.write_text(json.dumps({"title": "m", "type": "object", "properties": {"p": {"$ref": "defs.json#/$defs/part"}}}))
     assert load_schema(main).llm_document["properties"]["p"]["properties"]["n"] == {"type": "integer"}
     with pytest.raises(InvalidSchema, match="only inside the schema"):
         load_schema(main, files_beside=False)

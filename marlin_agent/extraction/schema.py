@@ -40,6 +40,7 @@ MARLIN_SCHEMA: dict[str, Any] = {
 }
 
 # JSON nesting a schema document may have: deeper ones overflow the validator's recursion.
+MAX_SPELLED = 20_000  # subschemas a spelled-out schema may hold
 MAX_NESTING = 64
 # How many times a recursive schema repeats inside itself when shown to the LLM; rows are checked against all of it.
 RECURSION_DEPTH = 4
@@ -191,6 +192,7 @@ class _Graph:
         self.inner: dict[int, list[int]] = {}
         self.nodes: dict[int, tuple[dict, Any]] = {}
         self.external = False
+        self.spelled = 0
         self._build(document)
 
     def _lookup(self, ref: str, resolver):
@@ -217,17 +219,18 @@ class _Graph:
                 resolver = resolver.in_subresource(self.spec.create_resource(schema))
             self.nodes[key] = (schema, resolver)
             same, inner = _subschemas(schema)
+            pending.extend((s, resolver, False) for s in same + inner if id(s) not in self.nodes)
             ref = schema.get("$ref", schema.get("$dynamicRef"))
             if isinstance(ref, str):
                 resolved = self._lookup(ref, resolver)
                 if not ref.startswith("#"):
                     self.external = True
                 if isinstance(resolved.contents, dict):
+                    # Read in its own document's context: "#/$defs/x" inside another file means that file's.
                     pending.append((resolved.contents, resolved.resolver, False))
                     same.append(resolved.contents)
             self.same[key] = [id(s) for s in same]
             self.inner[key] = [id(s) for s in inner]
-            pending.extend((s, resolver, False) for s in same + inner if id(s) not in self.nodes)
 
     def check(self) -> bool:
         """Refuses $refs that loop on one value; says whether the schema is (legitimately) recursive."""
@@ -239,8 +242,16 @@ class _Graph:
         return _has_cycle({k: self.same[k] + self.inner[k] for k in self.nodes})
 
     def spelled_out(self, schema: dict, depth: dict[int, int] | None = None) -> Any:
-        """``schema`` with every $ref replaced by what it names, recursion cut after ``RECURSION_DEPTH`` levels."""
+        """``schema`` with every $ref replaced by what it names, recursion cut after ``RECURSION_DEPTH`` levels.
+
+        A few KB of $defs that each name the one before twice spell out to billions of subschemas: past
+        ``MAX_SPELLED`` the schema is refused, as no model could be shown it."""
         depth = depth or {}
+        self.spelled += 1
+        if self.spelled > MAX_SPELLED:
+            raise InvalidSchema(f"the schema {self.name}'s $refs spell out to more than {MAX_SPELLED} subschemas",
+                                hint="Let each $def be named fewer times, or keep the schema in one file without "
+                                     "recursion (it is then shown to the model as it is written).")
         out: dict[str, Any] = {}
         _, resolver = self.nodes[id(schema)]
         ref = schema.get("$ref", schema.get("$dynamicRef"))
