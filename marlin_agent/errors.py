@@ -413,3 +413,14 @@ class ModelUnavailable(MarlinAgentError):
     exit_code = 2
     # Every later step needs the same model: stop instead of recording the same failure per candidate.
     stops_run = True
+
+
+def exit_code_for(code: str) -> int:
+    """The exit status of the error whose code is ``code`` (1 for a code no error has)."""
+    pending = [MarlinAgentError]
+    while pending:
+        kind = pending.pop()
+        if kind.code == code:
+            return kind.exit_code
+        pending.extend(kind.__subclasses__())
+    return 1

@@ -10,11 +10,16 @@ import typer
 
 from marlin_agent.cli.commands import Invocation
 from marlin_agent.cli.options import EndpointsOpt, RayOpt, ShardOpt, WorkersOpt, ray_endpoints
+from marlin_agent.errors import exit_code_for
 
 
 def _nothing_indexed(report) -> int:
-    """2 when every video named failed (the report says why), as for any input nothing can be done with."""
-    return 2 if report.videos_failed and not report.videos and not report.videos_other_shards else 0
+    """Non-zero when every video named failed (the report says why): 3 when the server failed every one
+    (the same command may work later), else 2, as for any input nothing can be done with."""
+    every_one = all(video.status == "failed" for video in report.videos) and not report.videos_unchanged
+    if not (report.videos_failed and every_one and not report.videos_other_shards):
+        return 0
+    return 3 if report.failed and all(exit_code_for(f.code) == 3 for f in report.failed) else 2
 
 
 def _finalize(call: Invocation, shard: str | None, recaption: bool) -> None:
