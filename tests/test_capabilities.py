@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import shutil
 from pathlib import Path
 from typing import Annotated
 
@@ -119,6 +120,13 @@ def test_list_videos_on_the_command_line_and_describe_over_mcp(library_env, root
     assert [v["video"]["path"] for v in document(listed)["videos"]] == [str(root / "short_field.mp4")]
     shown = invoke(["list-videos"], {**library_env, "COLUMNS": "200"})
     assert "short_field" in shown.stdout and "0:24" in shown.stdout
+    # A video without sound was transcribed to nothing: it has no transcript, and says why.
+    shutil.copy(footage["long_street"], root / "silent.mp4")
+    assert invoke(["index", str(root / "silent.mp4"), "--json"], library_env).exit_code == 0
+    silent = next(v for v in document(invoke(["list-videos", "--json"], library_env))["videos"]
+                  if v["video"]["title"] == "silent")
+    assert silent["has_audio"] is False and silent["has_transcript"] is False
+    assert "no audio" in invoke(["list-videos"], {**library_env, "COLUMNS": "200"}).stdout
 
     async def work(client):
         return await client.call_tool("describe", {"video": "short_field.mp4", "max_chars": 200})

@@ -28,10 +28,15 @@ class VideoRecord(BaseModel):
     has_audio: bool
     chunk_seconds: float
     chunks_planned: int
-    transcript_source: str = ""
+    transcript_source: str = ""  # "": not transcribed; "none": transcribed, and nothing was said
     model: str = ""
     prompt_version: int = 0
     indexed_at: str = ""
+
+    @property
+    def transcribed(self) -> bool:
+        """Whether it has a transcript with something in it (a video without sound never has)."""
+        return self.transcript_source not in ("", "none")
 
 
 class ChunkWrite(BaseModel):

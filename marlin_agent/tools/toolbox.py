@@ -235,7 +235,7 @@ class Toolbox:
             entries.append(VideoEntry(video=VideoRef(id=record.id, path=record.path, title=record.title),
                                       url=record.url, duration=record.duration, chunks_indexed=len(done),
                                       has_audio=record.has_audio,
-                                      has_transcript=bool(record.transcript_source)))
+                                      has_transcript=record.transcribed))
         return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))
 
     async def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> SearchHits:
@@ -392,8 +392,9 @@ class Toolbox:
         ref = await self._ref(video_id)
         record = await asyncio.to_thread(self.library.get_video, video_id)
         rows = _overlapping(await self._read_segments(video_id, "transcript"), start, end)
-        note = "" if record.transcript_source else ("the video has no audio" if not record.has_audio
-                                                     else "the video was indexed without a transcript")
+        note = "" if record.transcribed else ("the video has no audio" if not record.has_audio else
+                                              "nothing was heard in its audio" if record.transcript_source else
+                                              "the video was indexed without a transcript")
         return TranscriptLines(video=ref, start=start, end=end, note=note,
                                lines=[Event(start=r.start, end=r.end, text=r.text) for r in rows],
                                cost=self._done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
