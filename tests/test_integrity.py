@@ -628,6 +628,22 @@ def test_cache_prune_removes_the_least_recently_used_clips_and_keeps_those_in_us
     assert emptied["clips_removed"] == 1 and [p.name for p in clips.iterdir()] == ["in_use"]
 
 
+def test_cache_prune_removes_what_a_killed_run_left_half_written_but_not_what_a_run_writes_now(tmp_path):
+    import os
+    import time
+
+    folder = tmp_path / "home" / "cache" / "clips" / "video"
+    folder.mkdir(parents=True)
+    stale = [folder / "k.1a2b3c4d5e6f.partial.mp4", folder / "k.9f8e7d6c5b4a.tmp"]
+    for leftover in stale:
+        leftover.write_bytes(b"\0" * 1000)
+        os.utime(leftover, (time.time() - 86400, time.time() - 86400))
+    writing = folder / "k.0a0b0c0d0e0f.partial.mp4"
+    writing.write_bytes(b"\0" * 1000)
+    pruned = document(invoke(["cache", "prune", "--json"], {"MARLIN_HOME": str(tmp_path / "home")}))
+    assert pruned["leftovers_removed"] == 2 and not any(p.exists() for p in stale) and writing.exists()
+
+
 def test_reusing_a_staged_clip_marks_it_recently_used(footage, tmp_path):
     import os
 

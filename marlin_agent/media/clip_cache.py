@@ -30,6 +30,7 @@ class PruneReport(BaseModel):
     freed_mb: float = 0.0
     kept_clips: int = 0
     kept_mb: float = 0.0
+    leftovers_removed: int = 0  # half-written clips and sidecars a killed run left behind
 
 
 def touch(sidecar: Path) -> None:
@@ -53,8 +54,27 @@ def _clips(folder: Path) -> list[tuple[float, int, Path, Path]]:
     return found
 
 
+def _leftovers(folder: Path, before: float) -> tuple[int, int]:
+    """Remove what a killed run was writing (``*.partial.mp4``, a sidecar's ``*.tmp``) and no run has touched
+    since ``before``; how many, and their bytes."""
+    removed = freed = 0
+    if not folder.is_dir():
+        return removed, freed
+    for leftover in [*folder.glob("*/*.partial.mp4"), *folder.glob("*/*.tmp")]:
+        try:
+            found = leftover.stat()
+            if found.st_mtime >= before:
+                continue  # a run may be writing it now
+            leftover.unlink()
+        except OSError:
+            continue
+        removed, freed = removed + 1, freed + found.st_size
+    return removed, freed
+
+
 def prune(cache_dir: Path, limit_gb: float | None, now: float | None = None) -> PruneReport:
-    """Remove the least recently used clips until the cache holds at most ``limit_gb`` (None: no limit)."""
+    """Remove the least recently used clips until the cache holds at most ``limit_gb`` (None: no limit), and
+    what killed runs left half-written."""
     folder = cache_dir / "clips"
     report = PruneReport(folder=str(folder), limit_gb=limit_gb)
     clips = sorted(_clips(folder)) if folder.is_dir() else []
@@ -74,6 +94,8 @@ def prune(cache_dir: Path, limit_gb: float | None, now: float | None = None) -> 
             parent.rmdir()  # only when the video has no clips left
         except OSError:
             pass
+    report.leftovers_removed, freed = _leftovers(folder, recent)
+    report.freed_mb += freed / 1024**2
     report.kept_clips = len(clips) - report.clips_removed
     report.kept_mb, report.freed_mb = round(total / 1024**2, 2), round(report.freed_mb, 2)
     return report
