@@ -172,3 +172,16 @@ def test_a_value_the_captions_do_not_name_or_name_beside_another_is_left_alone()
     assert contradictions(MOVING, still, vague) == []  # nothing says how it moves: "still" stands
     both = {"objects": [{"colour": "red", "motion": "still", "start": 0.0, "end": 30.0}]}
     assert [c.split(":")[0] for c in contradictions(MOVING, both, TWO_EVENTS)] == []  # yellow and blue: no one answer
+
+
+def test_what_a_model_reads_leaves_out_lines_that_only_say_nothing_happens_when_something_does():
+    quiet = Event(start=0.0, end=45.0, text="The field. Nothing moves and no objects enter the frame.")
+    busy = Event(start=45.0, end=90.0, text="The field. Over its course a purple circle can be seen against it.")
+    unit = Unit(video=VideoRef(id="v", path="/v.mp4", title="v"), start=0.0, end=90.0, scenes=[quiet, busy],
+                events=[Event(start=0.0, end=45.0, text="the empty scene stays unchanged"),
+                        Event(start=50.0, end=58.0, text="a purple circle moves from right to left")], transcript=[])
+    text = unit.text()
+    assert "stays unchanged" not in text and "Nothing moves" not in text and "<0.0 - 45.0> The field." in text
+    assert text.index("purple circle moves") < text.index("Scenes")  # the events come first
+    still = unit.model_copy(update={"events": unit.events[:1], "scenes": [quiet]})
+    assert "Nothing moves" in still.text()  # where nothing happens at all, that is what there is to say

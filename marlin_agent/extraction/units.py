@@ -13,7 +13,7 @@ from pydantic import BaseModel
 from marlin_agent.domain import Event, VideoRef
 from marlin_agent.library.records import Segment
 from marlin_agent.library.store import Library
-from marlin_agent.marlin.wording import idle
+from marlin_agent.marlin.wording import idle, without_idle_sentences
 
 Per = Literal["video", "chunk"]
 
@@ -32,15 +32,18 @@ class Unit(BaseModel):
 
     def text(self) -> str:
         """The unit as the LLM reads it: the events first (the timed facts a row is made of), then each
-        chunk's scene paragraph with its span, then what was said. An event that only says nothing
-        happens is left out: a small model read "the empty scene stays unchanged" beside a circle's
-        crossing as "no objects"."""
+        chunk's scene paragraph with its span, then what was said. An event, or a scene's sentence,
+        that only says nothing happens is left out when something does: a small model read "the empty
+        scene stays unchanged" beside a circle's crossing as "no objects"."""
         happenings = [e for e in self.events if not idle(e.text)]
         lines = [f"Video: {self.video.title or self.video.path}", f"Span: {self.start:.1f}–{self.end:.1f} s", "",
                  "Events (seconds in the video):"]
         lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in happenings] or ["(none)"]
         lines += ["", "Scenes (seconds in the video):"]
-        lines += [f"<{s.start:.1f} - {s.end:.1f}> {s.text}" for s in self.scenes] or ["(none)"]
+        # Beside events, a quiet chunk's "Nothing moves and no objects enter the frame." read as the whole
+        # video's: the same model then wrote no objects at all.
+        scenes = [(s, without_idle_sentences(s.text) if happenings else s.text) for s in self.scenes]
+        lines += [f"<{s.start:.1f} - {s.end:.1f}> {text}" for s, text in scenes if text] or ["(none)"]
         lines += ["", "Transcript (seconds in the video):"]
         lines += [f"<{e.start:.1f} - {e.end:.1f}> {e.text}" for e in self.transcript] or ["(no speech)"]
         return "\n".join(lines)
