@@ -76,6 +76,20 @@ def test_doctor_names_every_missing_model_at_once_and_models_pull_says_what_it_c
     assert "models pull" not in error["hint"]  # it is the command that just ran
 
 
+def test_setup_says_what_is_still_missing_before_any_next_step(keyed_simulator, home, tmp_path):
+    empty = tmp_path / "no-wordnet"
+    empty.mkdir()
+    env = {**_clean_env(home), "MARLIN_EMBED_MODEL": "some-org/unknown-embedder", "MARLIN_WORDNET": str(empty),
+           "HF_HUB_OFFLINE": "1", "COLUMNS": "200"}
+    setup = invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET, "--yes"], env)
+    assert setup.exit_code == 0, setup.stdout + setup.stderr
+    assert "Not ready yet" in setup.stdout and "Next:" not in setup.stdout
+    assert "embeddings" in setup.stdout and "wordnet" in setup.stdout and "models pull" in setup.stdout
+    missing = document(invoke(["setup", "--hosted", "--base-url", keyed_simulator.base_url, "--api-key", SECRET,
+                               "--yes", "--json"], env))["missing"]
+    assert {"embeddings", "wordnet"} <= {check["name"] for check in missing}
+
+
 def _assert_secret_nowhere(result, home):
     assert SECRET not in result.stdout + result.stderr
     for path in home.rglob("*"):
@@ -91,6 +105,7 @@ def test_hosted_setup_then_doctor_works_and_never_shows_the_key(keyed_simulator,
     stored = document(setup)
     assert stored["mode"] == "hosted" and stored["api_key_stored"] is True
     assert stored["check"]["format_ok"] and stored["check"]["models"] == ["NemoStation/Marlin-2B"]
+    assert stored["missing"] == []
     _assert_secret_nowhere(setup, home)
 
     credentials = home / "credentials.toml"

@@ -77,9 +77,11 @@ def setup_command(
             result = setup_hosted(settings, values["base_url"], values["api_key"], model, skip_check, say)
         else:
             result = setup_local(settings, values["engine"], skip_check, say, planner)
-        from marlin_agent.setup.flow import shadowed
+        from marlin_agent.setup.flow import shadowed, still_missing
 
-        result.warnings = shadowed(result, load_settings())
+        now = load_settings()
+        result.warnings = shadowed(result, now)
+        result.missing = still_missing(now)
     except MarlinAgentError as exc:
         fail(exc, as_json, secrets)
     except typer.Abort:
@@ -125,6 +127,13 @@ def _show(result) -> None:
                                                     if result.api_key_stored else "."))
     for warning in result.warnings:
         stderr.print(f"[yellow]warning:[/] {escape(warning)}")
+    if result.missing:  # a first question would fail on these: said before any "next"
+        Console().print("Not ready yet; `marlin-agent doctor` still finds:")
+        for check in result.missing:
+            Console().print(f"  {check.name}: {check.detail}" + (f" — fix: {check.fix}" if check.fix else ""),
+                            markup=False)
+        Console().print("Then: marlin-agent ask \"when does …\" --in ./footage")
+        return
     Console().print("Next: marlin-agent ask \"when does …\" --in ./footage")
 
 

@@ -16,6 +16,7 @@ from marlin_agent.domain import Say
 from marlin_agent.engines import EngineManager, with_server
 from marlin_agent.errors import InputError
 from marlin_agent.setup import user_config
+from marlin_agent.setup.doctor import Check, run_doctor
 from marlin_agent.setup.server_check import PlannerProbe, ProbeResult, probe_planner, probe_server
 
 # What `--planner` takes to mean "no planner LLM".
@@ -35,6 +36,12 @@ class SetupResult(BaseModel):
     planner_base_url: str | None = None
     planner_check: PlannerProbe | None = None
     warnings: list[str] = []
+    missing: list[Check] = []  # what doctor still finds wrong: to fix before the first question
+
+
+def still_missing(now: Settings) -> list[Check]:
+    """The checks a first question would still fail (doctor's, without starting an engine)."""
+    return [check for check in run_doctor(now, start_engine=False).checks if check.status == "fail"]
 
 
 def shadowed(result: SetupResult, now: Settings) -> list[str]:
