@@ -41,7 +41,7 @@ def test_tools_are_listed_with_input_and_output_schemas(library_env, root):
     listed = _session(library_env, root, lambda client: client.list_tools())
     tools = {tool.name: tool for tool in listed.tools}
     assert set(tools) >= {"ask", "search", "find", "caption", "index", "extract", "list_videos", "job_status"}
-    assert tools["ask"].input_schema["required"] == ["question", "paths"]
+    assert tools["ask"].input_schema["required"] == ["question"]  # without paths: every root
     assert {"found", "moments"} <= set(tools["ask"].output_schema["properties"])
     assert "results" in tools["search"].output_schema["properties"]
     assert all(tool.description for tool in tools.values())
@@ -66,7 +66,7 @@ def test_ask_answers_with_progress_then_search_finds_the_indexed_moment(library_
         progress.append((done, total, message))
 
     async def work(client):
-        asked = await client.call_tool("ask", {"question": "when does the red circle appear", "paths": ["."]},
+        asked = await client.call_tool("ask", {"question": "when does the red circle appear"},  # the roots
                                        progress_callback=on_progress)
         absent = await client.call_tool("ask", {"question": "when does a purple star appear",
                                                 "paths": [str(root / "short_field.mp4")]})

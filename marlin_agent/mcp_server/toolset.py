@@ -52,10 +52,19 @@ def _declared(param: Param) -> Any:
     if param.role is Role.OUTPUT_FOLDER:
         return Annotated[bool, Field(description=f"{param.description} (a new folder under $MARLIN_HOME/{param.name}; "
                                                  "the result holds each file's absolute path)")]
+    if param.role is Role.SOURCES and param.required:  # over MCP the roots are what there is to look at
+        return Annotated[param.annotation | None, Field(description=f"{param.field.description} Default: every "
+                                                                    "root of this server.")]
     annotation = param.annotation
     if optional_of(annotation) is Path:
         annotation = str if annotation is Path else str | None
     return Annotated[annotation, param.field]
+
+
+def _default(param: Param) -> Any:
+    if param.role is Role.OUTPUT_FOLDER:
+        return False
+    return None if param.role is Role.SOURCES and param.required else param.default
 
 
 def _hints(capability: Capability) -> ToolAnnotations:
@@ -77,7 +86,7 @@ class Toolset:
         """The MCP tool for ``capability``: its parameters (in MCP's spelling), a context, and for a job its wait."""
         params = capability.params()
         given = [inspect.Parameter(_name(p), inspect.Parameter.KEYWORD_ONLY, annotation=_declared(p),
-                                   default=False if p.role is Role.OUTPUT_FOLDER else p.default) for p in params]
+                                   default=_default(p)) for p in params]
         if capability.job:
             given.append(inspect.Parameter("wait_seconds", inspect.Parameter.KEYWORD_ONLY, annotation=_WAIT,
                                            default=30.0))
@@ -97,7 +106,7 @@ class Toolset:
         await self.tools.startup.ready()
         wait = values.pop("wait_seconds", None)
         run = self._run(capability)
-        arguments = {p.name: self._taken(p, values.get(_name(p), p.default), run) for p in capability.params()}
+        arguments = {p.name: self._taken(p, values.get(_name(p), _default(p)), run) for p in capability.params()}
         try:
             arguments = capability.checked(arguments, run)
         except MarlinAgentError as exc:
@@ -125,6 +134,8 @@ class Toolset:
 
     def _taken(self, param: Param, value: Any, run: Run) -> Any:
         """A caller's value, confined to the roots by what it names."""
+        if param.role is Role.SOURCES and value is None and param.required:
+            return [str(root) for root in self.guard.roots]
         if value is None:
             return None
         if param.role is Role.SOURCES:
