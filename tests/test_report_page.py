@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import shutil
 from contextlib import contextmanager
+from pathlib import Path
 
 import pytest
 
 from tests.cli_runner import document, invoke
+from tests.machine import needs
 
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+pytestmark = needs(Path(CHROMIUM).exists(), "Chromium", "apt-get install chromium")
 # As the machine's notes advise for a closed network: no background connections, no first run.
 FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required"]

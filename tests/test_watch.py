@@ -12,8 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from evals.synthetic.live import mosquitto_binary
 from evals.synthetic.watch_cli import WatchProcess
 from marlin_agent.verification.signals import iou
+from tests.machine import needs
 
 QUESTION = "when does the red circle appear"
 
@@ -79,12 +81,10 @@ with open(sys.argv[1], "a") as out:
 """
 
 
+@needs(mosquitto_binary() is not None, "mosquitto (an MQTT broker)", "apt-get install mosquitto")
 def test_alerts_reach_a_webhook_an_mqtt_broker_and_a_command_once_even_across_a_kill_9(
         tmp_path, watch_env, clips, simulator):
-    from evals.synthetic.live import Mosquitto, WebhookReceiver, mosquitto_binary
-
-    if mosquitto_binary() is None:
-        pytest.fail("mosquitto is missing: .ci/run installs Debian's mosquitto")
+    from evals.synthetic.live import Mosquitto, WebhookReceiver
     home = Path(watch_env["MARLIN_HOME"])
     (home / "credentials.toml").write_text('[watch.secrets]\nHOOK_TOKEN = "tok-5ecret"\n')
     script, received = tmp_path / "on_alert.py", tmp_path / "received.txt"
