@@ -494,6 +494,29 @@ def test_a_deleted_full_text_index_is_reported_by_doctor_and_rebuilt_by_index_re
     assert _doctor_index_check(library_env)["status"] == "ok"
 
 
+@pytest.mark.parametrize("table", ["videos", "chunks", "segments"])
+def test_a_deleted_table_is_found_by_doctor_and_repair_without_the_footage_says_it_needs_it(library_env, root,
+                                                                                             table):
+    import shutil
+
+    assert invoke(["index", str(root), "--no-transcribe", "--json"], library_env).exit_code == 0
+    shutil.rmtree(Path(library_env["MARLIN_HOME"]) / "index" / f"{table}.lance")
+    check = _doctor_index_check(library_env)
+    assert check["status"] == "fail" and "--repair" in check["fix"], check
+
+    repaired = invoke(["index", "--repair", "--no-transcribe", "--json"], library_env)
+    left = document(repaired)["repair"]["problems_left"]
+    if table == "videos":  # only the footage can give back a video's record: said, and not a success
+        assert repaired.exit_code == 1 and left and "index --repair FILES" in left[-1], left
+    else:  # the stored videos' files are there: their lost chunks are captioned again
+        assert repaired.exit_code == 0 and not left, left
+    again = invoke(["index", "--repair", str(root), "--no-transcribe", "--json"], library_env)
+    assert again.exit_code == 0 and not document(again)["repair"]["problems_left"], again.stdout
+    assert _doctor_index_check(library_env)["status"] == "ok"
+    hits = document(invoke(["search", "red circle", "--json"], library_env))["results"]
+    assert hits and hits[0]["video"]["path"] == str(root / "short_field.mp4")
+
+
 @pytest.mark.parametrize("damage", ["flipped bytes", "truncated"])
 def test_a_damaged_data_file_is_found_and_repair_returns_to_a_good_version_and_captions_again(
         library_env, root, footage, damage):

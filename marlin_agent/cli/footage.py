@@ -43,6 +43,8 @@ def _repair(call: Invocation) -> None:
         return await repair_and_index(arguments["sources"] or [], await run.served(), run.on_index)
 
     call.work = repaired
+    # Damage the repair could not mend is a failure (1, storage), the report saying what would mend it.
+    call.exit_code = lambda report: 1 if report.repair and report.repair.problems_left else _nothing_indexed(report)
 
 
 def _on_ray(call: Invocation, ray: str, workers: int | None, servers: list[str] | None) -> None:

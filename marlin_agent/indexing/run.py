@@ -20,7 +20,7 @@ from marlin_agent.indexing.reports import IndexProgress, IndexReport, Recaption,
 from marlin_agent.indexing.shards import Shard
 from marlin_agent.indexing.write_lock import WriteLock
 from marlin_agent.library.access import open_library
-from marlin_agent.library.health import repair
+from marlin_agent.library.health import left_after_repair, repair
 from marlin_agent.library.store import Library
 from marlin_agent.library.transcripts import Transcriber, transcriber_for
 from marlin_agent.media.address_guard import internal
@@ -40,6 +40,8 @@ async def repair_and_index(inputs: list[str], settings: Settings,
         stored = await asyncio.to_thread(library.list_videos)
         inputs = [str(text_path(v.path)) for v in stored if text_path(v.path).is_file()]
     report = await index_inputs(inputs, settings, library, on_progress) if inputs else IndexReport()
+    if inputs and mended.problems_left:  # the footage may have given back what the repair could not
+        mended.problems_left = await asyncio.to_thread(left_after_repair, library)
     report.repair = mended
     return report
 

@@ -97,6 +97,12 @@ def _search_indexes(library: Library, table) -> list[str]:
     return problems
 
 
+# The tables every index that has captioned anything holds (the others are made when first needed).
+_CORE = ("videos", "chunks", "segments")
+# What only the footage can give back: a video's record (its path, length and size) is read from its file.
+LOST_VIDEOS = "belong to no stored video"
+
+
 def _agreement(tables: dict[str, Any]) -> list[str]:
     """Rows that point at rows another table lacks."""
     problems = []
@@ -105,12 +111,17 @@ def _agreement(tables: dict[str, Any]) -> list[str]:
         chunks = tables["chunks"].to_arrow().select(["id", "video_id"]).to_pylist()
         orphans = [c["id"] for c in chunks if c["video_id"] not in videos]
         if orphans:
-            problems.append(f"{len(orphans)} chunk(s) belong to no stored video")
+            problems.append(f"{len(orphans)} chunk(s) {LOST_VIDEOS} (their video records are gone)")
         if "segments" in tables:
-            covered = set(tables["segments"].to_arrow().column("chunk_id").to_pylist())
+            segments = tables["segments"].to_arrow().select(["chunk_id", "kind"]).to_pylist()
+            covered = {row["chunk_id"] for row in segments}
             bare = [c["id"] for c in chunks if c["id"] not in covered]
             if bare:
                 problems.append(f"{len(bare)} captioned chunk(s) have lost their scenes and events")
+            known = {c["id"] for c in chunks}
+            stray = sum(row["kind"] != "transcript" and row["chunk_id"] not in known for row in segments)
+            if stray:
+                problems.append(f"{stray} scene and event row(s) belong to no stored chunk")
     return problems
 
 
@@ -126,7 +137,9 @@ def check(library: Library) -> IndexHealth:
         return IndexHealth(uri=library.uri, tables=[], problems=[])
     names = store.tables()
     report, readable = [], {}
-    problems: list[str] = []
+    # A folder deleted under an index that has begun: the table is gone, not merely empty.
+    problems: list[str] = [f"table {name}: is missing (its folder was deleted)" for name in _CORE
+                           if "meta" in names and name not in names and any(n in names for n in _CORE)]
     for name in ("meta", *TABLES):
         if name not in names:
             continue
@@ -204,12 +217,23 @@ def repair(library: Library) -> RepairReport:
             store.drop_table(health.name)
             done = "made again, empty (no older version read cleanly)"
         report.restored.append(f"{health.name}: {done}")
+    missing = [name for name in _CORE if name not in store.tables()]
     store.forget_table_handles()
     library.forget_video_refs()
+    if missing:
+        library.create_tables()
+        report.restored += [f"{name}: made again, empty (its folder was deleted)" for name in missing]
     segments = store.raw_table("segments") if "segments" in store.tables() else None
     if segments is not None and _search_indexes(library, segments):
         store.rebuild_search_indexes()
         report.rebuilt.append("the full-text index of segments")
+    library.forget_stray_segments()  # their chunks are gone: captioned again, they would be there twice
     report.forgotten_chunks = library.forget_uncovered_chunks()
-    report.problems_left = check(library).problems
+    report.problems_left = left_after_repair(library)
     return report
+
+
+def left_after_repair(library: Library) -> list[str]:
+    """What is still wrong, each with what would mend it."""
+    return [problem + ("; give the footage to mend it: marlin-agent index --repair FILES-OR-FOLDERS"
+                       if LOST_VIDEOS in problem else "") for problem in check(library).problems]

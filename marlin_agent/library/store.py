@@ -256,6 +256,17 @@ class Library:
 
     # --- upkeep -------------------------------------------------------------------------
 
+    def forget_stray_segments(self) -> int:
+        """Drop scene and event rows whose chunk row is gone (its table lost), so captioning the chunk again
+        does not store them twice; how many were dropped."""
+        with self._lock:
+            known = {row["id"] for row in self.store.rows("chunks", None, ["id"])}
+            stray = sorted({row["chunk_id"] for row in self.store.rows("segments", None, ["chunk_id", "kind"])
+                            if row["kind"] != "transcript" and row["chunk_id"] not in known})
+            if stray:
+                self.store.delete("segments", {"chunk_id": stray})
+            return len(stray)
+
     def forget_uncovered_chunks(self) -> int:
         """Drop chunk rows whose scenes and events are gone (a table returned to an older version), so
         the next index run captions those chunks again; how many were dropped."""
