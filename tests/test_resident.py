@@ -58,6 +58,17 @@ def _log(env) -> str:
     return "".join(p.read_text() for p in _folder(env).glob("*.log"))
 
 
+def _logged(env, pattern: str, seconds: float = 20) -> bool:
+    """Whether the resident's log comes to hold ``pattern``: the command tells its caller its status
+    itself, a moment before the resident notes its end."""
+    deadline = time.monotonic() + seconds
+    while not re.search(pattern, _log(env)):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+    return True
+
+
 def _sockets(env) -> set[Path]:
     return set(_folder(env).glob("*.sock"))
 
@@ -85,7 +96,7 @@ def test_from_the_second_command_on_a_resident_runs_commands_with_the_same_outpu
     served = _cli(resident_env, "search", "a red circle", "--json")
     assert served.returncode == alone.returncode == 0
     assert json.loads(served.stdout) == json.loads(alone.stdout)
-    assert re.search(r"search \(child \d+\) exited 0", _log(resident_env))
+    assert _logged(resident_env, r"search \(child \d+\) exited 0"), _log(resident_env)
 
 
 def test_a_failing_command_keeps_its_exit_status_and_error_in_the_resident(resident_env, clips):
@@ -94,7 +105,7 @@ def test_a_failing_command_keeps_its_exit_status_and_error_in_the_resident(resid
     served = _cli(resident_env, "ask", "when", "--in", "/no/such/folder", "--json")
     assert served.returncode == alone.returncode != 0
     assert json.loads(served.stdout)["error"] == json.loads(alone.stdout)["error"]
-    assert re.search(r"ask \(child \d+\) exited [1-9]", _log(resident_env))
+    assert _logged(resident_env, r"ask \(child \d+\) exited [1-9]"), _log(resident_env)
 
 
 def test_footage_indexed_between_two_commands_is_seen_by_the_next(resident_env, clips, make_footage, tmp_path):
@@ -155,6 +166,129 @@ def test_an_mcp_server_started_by_a_host_runs_in_the_resident_on_the_hosts_stdio
     assert re.search(r"mcp \(child \d+\) exited 0", _log(resident_env))  # it ran there, and ended with the host
 
 
+def _resident_pid(env) -> int:
+    return int(re.findall(r"resident (\d+) ready", _log(env))[-1])
+
+
+def _raw_request(env, payload: bytes, send_fds: bool = True) -> tuple[int, bytes]:
+    """Send ``payload`` to the resident as a caller would, with a pipe's write end as every standard stream;
+    the pipe's read end, and what the resident answered."""
+    import socket
+
+    [path] = [p for p in _sockets(env) if client.listening(p)]
+    reader, writer = os.pipe()
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(15)
+    conn.connect(str(path))
+    assert conn.recv(1) == b"?"  # awake: the streams may go
+    socket.send_fds(conn, [payload], [writer, writer, writer] if send_fds else [])
+    os.close(writer)  # ours: from here only the resident (or a child) may hold the write end
+    try:
+        answer = conn.recv(64)
+    except OSError:
+        answer = b""
+    conn.close()
+    return reader, answer
+
+
+@pytest.mark.parametrize("payload", [
+    client._HEADER.pack(2) + b"[]",  # valid JSON, not an object
+    client._HEADER.pack(13) + b'{"cwd": "/x"}',  # no argv
+    client._HEADER.pack(64 * 1024 * 1024),  # too large
+    client._HEADER.pack(500) + b'{"argv": ["m", "search"',  # cut short
+], ids=["a-list", "no-argv", "oversized", "cut-short"])
+def test_a_request_that_is_no_command_is_refused_keeps_no_descriptor_and_the_resident_goes_on(
+        resident_env, clips, payload):
+    import select
+
+    _started_resident(resident_env, clips)
+    reader, answer = _raw_request(resident_env, payload)
+    assert answer == b""  # refused: nothing taken, nothing run
+    # Every copy of the caller's pipe is closed: a `| tail` reading it ends.
+    assert select.select([reader], [], [], 10)[0] and os.read(reader, 10) == b""
+    os.close(reader)
+    served = _cli(resident_env, "search", "a red circle", "--json")
+    assert served.returncode == 0 and json.loads(served.stdout)["results"]
+    assert _logged(resident_env, r"search \(child \d+\) exited 0"), _log(resident_env)
+
+
+def test_callers_that_connect_and_send_nothing_delay_no_other_command(resident_env, clips):
+    import socket
+
+    _started_resident(resident_env, clips)
+    [path] = [p for p in _sockets(resident_env) if client.listening(p)]
+    silent = []
+    for _ in range(3):
+        conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        conn.connect(str(path))
+        silent.append(conn)
+    try:
+        started = time.monotonic()
+        served = _cli(resident_env, "search", "a red circle", "--json")
+        took = time.monotonic() - started
+    finally:
+        for conn in silent:
+            conn.close()
+    assert served.returncode == 0
+    assert took < 9, f"waited {took:.1f} s behind callers that sent nothing (each held the resident 10 s)"
+    assert _logged(resident_env, r"search \(child \d+\) exited 0"), _log(resident_env)  # and it ran there
+
+
+def test_a_stopped_resident_is_passed_by_and_a_terminated_command_ends(resident_env, clips):
+    _started_resident(resident_env, clips)
+    resident = _resident_pid(resident_env)
+    os.kill(resident, signal.SIGSTOP)
+    try:
+        alone = _cli(resident_env, "search", "a red circle", "--json")
+        assert alone.returncode == 0 and json.loads(alone.stdout)["results"]  # ran in its own process
+        caller = subprocess.Popen([sys.executable, "-m", "marlin_agent", "search", "a red circle", "--json"],
+                                  env=resident_env, cwd="/", stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        time.sleep(0.5)  # while it waits to be taken, or runs on its own
+        caller.send_signal(signal.SIGTERM)
+        assert caller.wait(timeout=30) != 0
+        caller.communicate()
+    finally:
+        os.kill(resident, signal.SIGCONT)
+    served = _cli(resident_env, "search", "a blue square", "--json")
+    assert served.returncode == 0 and json.loads(served.stdout)["results"]
+    assert _logged(resident_env, r"search \(child \d+\) exited")
+    time.sleep(1.0)  # room for a second one, were the command passed by also run there
+    assert len(re.findall(r"search \(child \d+\) exited", _log(resident_env))) == 1, _log(resident_env)
+
+
+def test_the_callers_niceness_is_the_commands(resident_env, clips):
+    _started_resident(resident_env, clips)
+    host = subprocess.Popen(["nice", "-n", "7", sys.executable, "-m", "marlin_agent", "mcp", "--root", str(clips)],
+                            env=resident_env, cwd="/", stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline and not re.search(r"child (\d+) loaded", _log(resident_env)):
+            time.sleep(0.2)
+        time.sleep(2.0)  # the command taken by the waiting child
+        children = [int(p) for p in re.findall(r"child (\d+) loaded", _log(resident_env))]
+        niceness = {}
+        for pid in children:
+            try:
+                fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+                niceness[pid] = int(fields[16])
+            except (OSError, IndexError):
+                continue
+        assert 7 in niceness.values(), niceness  # the mcp server runs at the caller's niceness
+    finally:
+        host.stdin.close()
+        host.wait(timeout=30)
+
+
+def test_a_resident_holding_more_than_its_memory_cap_leaves(resident_env, clips):
+    env = {**resident_env, "MARLIN_RESIDENT_MAX_MB": "64"}
+    _started_resident(env, clips)
+    deadline = time.monotonic() + 40
+    while time.monotonic() < deadline and _sockets(env):
+        time.sleep(1)
+    assert not _sockets(env) and "MARLIN_RESIDENT_MAX_MB" in _log(env)
+
+
 def test_a_resident_leaves_when_idle(resident_env, clips):
     env = {**resident_env, "MARLIN_RESIDENT_IDLE": "5"}
     _started_resident(env, clips)
@@ -191,6 +325,12 @@ def test_a_runtime_folder_too_deep_for_a_socket_path_gives_way_to_a_short_privat
     folder = client.runtime_dir({"XDG_RUNTIME_DIR": str(deep)})
     assert folder == Path("/tmp") / f"marlin-agent-{os.getuid()}"
     assert len(str(client.socket_path(folder, "k" * 20))) < 100
+
+
+def test_every_library_command_can_go_to_the_resident():
+    from marlin_agent.app.capabilities import CAPABILITIES
+
+    assert client.FORWARDED == {c.name.replace("_", "-") for c in CAPABILITIES} | {"mcp"}
 
 
 @pytest.mark.parametrize("argv, forwarded", [

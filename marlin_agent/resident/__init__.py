@@ -13,7 +13,10 @@ Nothing is served stale: a child opens the library, settings and models afresh, 
 does; the resident holds imports only. A resident belongs to one user, one Python, one installed
 version of the code and its packages, and one environment (a fingerprint of each names its
 socket), and leaves after ``MARLIN_RESIDENT_IDLE`` seconds without work (default 300); at most three
-residents per user are kept (the least recently used leaves).
+residents per user are kept (the least recently used leaves), each leaving when it and its waiting
+child hold more than ``MARLIN_RESIDENT_MAX_MB``. The resident says it is awake before a caller sends
+its streams and takes the command within seconds, or the caller runs it itself; a command tells its
+caller its exit status itself, so a resident that is stopped holds no one up.
 ``MARLIN_RESIDENT=off`` turns it off; it is never used on platforms without ``fork`` and
 descriptor passing. These two are environment variables, not settings, because they are read
 before any of the package loads.

@@ -18,7 +18,7 @@ from pathlib import Path
 # The commands people and agents call again and again over a library, and the MCP server hosts start
 # for every session (it serves on the caller's own stdin and stdout); setup and the engines run in
 # their own process as before (they prompt, or start servers that outlive the command).
-FORWARDED = frozenset({"ask", "search", "index", "find", "caption", "describe", "extract", "mcp"})
+FORWARDED = frozenset({"ask", "search", "index", "find", "caption", "describe", "extract", "list-videos", "mcp"})
 # Shell variables that differ between two prompts of one session and mean nothing to a command.
 _VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "PS1", "PS2", "PROMPT_COMMAND"})
 _HEADER = struct.Struct("!I")
@@ -26,6 +26,11 @@ _SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGQUIT)
 IDLE_SECONDS_DEFAULT = 300.0
 # At most this many residents per user (one per environment); the least recently used leaves first.
 MOST_RESIDENTS = 3
+# A resident and its waiting child hold about 650 MB; past this (MARLIN_RESIDENT_MAX_MB) the resident leaves.
+MOST_MEGABYTES_DEFAULT = 1024
+# A resident takes a request in milliseconds; one that has not within this long (stopped, swamped) is
+# passed by: the command runs in its own process, never waiting longer than it would take there.
+_TAKEN_WITHIN = 3.0
 
 
 def supported() -> bool:
@@ -48,6 +53,13 @@ def idle_seconds(env=os.environ) -> float:
         return max(5.0, float(env.get("MARLIN_RESIDENT_IDLE", IDLE_SECONDS_DEFAULT)))
     except ValueError:
         return IDLE_SECONDS_DEFAULT
+
+
+def most_megabytes(env=os.environ) -> float:
+    try:
+        return max(64.0, float(env.get("MARLIN_RESIDENT_MAX_MB", MOST_MEGABYTES_DEFAULT)))
+    except ValueError:
+        return float(MOST_MEGABYTES_DEFAULT)
 
 
 def _code_stamp() -> str:
@@ -127,8 +139,8 @@ def listening(path: Path) -> bool:
 
 
 def _send_request(conn: socket.socket, argv: list[str]) -> None:
-    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ),
-                          "umask": _current_umask()}, ensure_ascii=False).encode("utf-8", "surrogateescape")
+    request = json.dumps({"argv": argv, "cwd": os.getcwd(), "env": dict(os.environ), "umask": _current_umask(),
+                          "nice": os.nice(0)}, ensure_ascii=False).encode("utf-8", "surrogateescape")
     message = _HEADER.pack(len(request)) + request
     sent = socket.send_fds(conn, [message], [0, 1, 2])
     if sent < len(message):
@@ -141,6 +153,26 @@ def _current_umask() -> int:
     return mask
 
 
+def _handed(path: Path, argv: list[str]) -> socket.socket | None:
+    """The connection to the resident at ``path`` once it has taken ``argv``; None when it did not within
+    ``_TAKEN_WITHIN`` (gone, stopped, swamped): the command then runs in this process."""
+    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    conn.settimeout(_TAKEN_WITHIN)
+    try:
+        conn.connect(str(path))
+        # The resident says it is awake before the streams go: in a stopped one's socket they would keep
+        # the caller's pipes open, and whoever reads them waiting, after this process had run the command.
+        if conn.recv(1) == b"?":
+            _send_request(conn, argv)
+            if conn.recv(1) == b"+":
+                conn.settimeout(None)
+                return conn
+    except OSError:  # a timeout included
+        pass
+    conn.close()
+    return None
+
+
 def forward(argv: list[str], env=os.environ) -> int | None:
     """Run ``argv`` in the resident and return its exit status; None when there is no resident to
     run it (the caller runs the command itself)."""
@@ -148,12 +180,8 @@ def forward(argv: list[str], env=os.environ) -> int | None:
     if folder is None:
         return None
     path = socket_path(folder, fingerprint(env))
-    conn = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-    try:
-        conn.connect(str(path))
-        _send_request(conn, [sys.argv[0], *argv])
-    except OSError:
-        conn.close()
+    conn = _handed(path, [sys.argv[0], *argv])
+    if conn is None:
         return None
     previous = {}
 

@@ -21,7 +21,14 @@ import warnings
 from pathlib import Path
 
 from marlin_agent.resident import exit_now
-from marlin_agent.resident.client import _HEADER, MOST_RESIDENTS, idle_seconds, runtime_dir, socket_path
+from marlin_agent.resident.client import (
+    _HEADER,
+    MOST_RESIDENTS,
+    idle_seconds,
+    most_megabytes,
+    runtime_dir,
+    socket_path,
+)
 
 # What library commands import sooner or later; each is imported once here and shared by every child.
 PRELOAD = (
@@ -37,6 +44,7 @@ PRELOAD = (
 # runtimes join threads the child does not have): children import them themselves, which is quick.
 NOT_BEFORE_FORK = ("onnxruntime", "ctranslate2", "faster_whisper", "torch")
 _REQUEST_LIMIT = 16 * 1024 * 1024
+_NOTHING = "the caller sent nothing"
 _ACCEPT_POLL = 5.0
 
 
@@ -54,6 +62,7 @@ def _preload() -> bool:
 
 
 _log_file = None
+_told = threading.Event()  # in a command's child: its exit status is on its way to the caller
 
 
 def _log(line: str) -> None:
@@ -68,22 +77,45 @@ def _log(line: str) -> None:
 
 def _read_request(conn: socket.socket, streams: int = 3) -> tuple[dict, list[int]]:
     """A request (length-prefixed JSON) and the descriptors that came with it: the caller's three
-    standard streams, and, from the resident to a waiting child, the caller's connection too."""
+    standard streams, and, from the resident to a waiting child, the caller's connection too. Anything
+    else (too large, cut short, not a command) is refused with its descriptors closed: held here, the
+    caller's pipe would never end for the program reading it."""
     data, fds, _, _ = socket.recv_fds(conn, 65536, streams)
-    if len(fds) != streams or len(data) < _HEADER.size:
+    try:
+        if not data and not fds:
+            raise ValueError(_NOTHING)
+        if len(fds) != streams or len(data) < _HEADER.size:
+            raise ValueError(f"a request needs {streams} descriptors and a header")
+        (size,) = _HEADER.unpack(data[:_HEADER.size])
+        if size > _REQUEST_LIMIT:
+            raise ValueError("request too large")
+        body = data[_HEADER.size:]
+        while len(body) < size:
+            chunk = conn.recv(size - len(body))
+            if not chunk:
+                raise ValueError("request cut short")
+            body += chunk
+        request = json.loads(body.decode("utf-8", "surrogateescape"))
+        _check_request(request)
+    except BaseException:
         for fd in fds:
             os.close(fd)
-        raise ValueError(f"a request needs {streams} descriptors and a header")
-    (size,) = _HEADER.unpack(data[:_HEADER.size])
-    if size > _REQUEST_LIMIT:
-        raise ValueError("request too large")
-    body = data[_HEADER.size:]
-    while len(body) < size:
-        chunk = conn.recv(size - len(body))
-        if not chunk:
-            raise ValueError("request cut short")
-        body += chunk
-    return json.loads(body.decode("utf-8", "surrogateescape")), fds
+        raise
+    return request, fds
+
+
+def _check_request(request) -> None:
+    """A command's request, or ValueError: what a child takes on must be there and of its kind."""
+    if not isinstance(request, dict):
+        raise ValueError("a request is a JSON object")
+    argv, env = request.get("argv"), request.get("env")
+    if not (isinstance(argv, list) and len(argv) >= 2 and all(isinstance(a, str) for a in argv)):
+        raise ValueError("a request's argv is a list of strings, the program and a command")
+    if not (isinstance(env, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in env.items())):
+        raise ValueError("a request's env maps names to strings")
+    if not isinstance(request.get("cwd"), str) or not isinstance(request.get("umask"), int) or \
+            not isinstance(request.get("nice", 0), int):
+        raise ValueError("a request has a cwd (a string), a umask and a nice value (integers)")
 
 
 def _others_more_recent(folder: Path, key: str) -> int:
@@ -113,6 +145,15 @@ def _others_more_recent(folder: Path, key: str) -> int:
     return newer
 
 
+def _resident_bytes(pid: int) -> int:
+    """The memory ``pid`` holds (its resident set; 0 where /proc cannot say)."""
+    try:
+        with open(f"/proc/{pid}/statm") as statm:
+            return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
+
+
 def _same_user(conn: socket.socket) -> bool:
     """On Linux the peer's uid is checked as well as the socket folder's mode."""
     if not hasattr(socket, "SO_PEERCRED"):
@@ -122,13 +163,16 @@ def _same_user(conn: socket.socket) -> bool:
     return uid == os.getuid()
 
 
-def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> None:
-    """In the child: take on the caller's streams, folder, environment and arguments, then run."""
+def _take_on(request: dict, fds: list[int]) -> None:
+    """The caller's standard streams, folder, umask, niceness, environment and arguments, as this process's."""
     for target, fd in enumerate(fds):
         os.dup2(fd, target)
         os.close(fd)
     os.chdir(request["cwd"])
     os.umask(int(request["umask"]))
+    lower = int(request.get("nice", 0)) - os.nice(0)
+    if lower > 0:  # the caller's `nice` (raising priority back is not ours to do)
+        os.nice(lower)
     os.environ.clear()
     os.environ.update(request["env"])
     sys.argv = list(request["argv"])
@@ -137,6 +181,11 @@ def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> N
         line_buffered = fd != 0 and os.isatty(fd)
         setattr(sys, name, open(fd, mode, buffering=1 if line_buffered else -1, encoding=old.encoding,
                                 errors=old.errors, closefd=False))
+
+
+def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> None:
+    """In the child: take on the caller's streams, folder, environment and arguments, then run."""
+    _take_on(request, fds)
     # The dispositions a fresh Python starts with: Ctrl-C raises KeyboardInterrupt, a closed pipe raises
     # BrokenPipeError (SIGPIPE ignored), the rest end the process.
     signal.signal(signal.SIGINT, signal.default_int_handler)
@@ -152,7 +201,8 @@ def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> N
             except OSError:
                 data = b""
             if not data:
-                os.kill(os.getpid(), signal.SIGTERM)
+                if not _told.is_set():  # gone before the command ended (once told, the caller may leave)
+                    os.kill(os.getpid(), signal.SIGTERM)
                 return
             for signum in data:
                 os.kill(os.getpid(), signum)
@@ -166,15 +216,38 @@ def _become_the_command(conn: socket.socket, request: dict, fds: list[int]) -> N
     try:
         app(prog_name="python -m marlin_agent" if called == "__main__.py" else called or "marlin-agent")
     except SystemExit as done:
-        exit_now(done.code)
+        _done(conn, done.code)
     except KeyboardInterrupt:
-        exit_now(130)
+        _done(conn, 130)
     except BaseException:  # noqa: BLE001 - reported as Python would, and the command fails
         import traceback
 
         traceback.print_exc()
-        exit_now(1)
-    exit_now(0)
+        _done(conn, 1)
+    _done(conn, 0)
+
+
+def _done(conn: socket.socket, code: object) -> None:
+    """End the command, its exit status told to the caller by the command itself: a resident that was
+    stopped (SIGSTOP, a debugger) cannot keep the caller waiting for it."""
+    import atexit
+
+    status = 0 if code is None else code if isinstance(code, int) else 1
+    atexit.register(lambda: _tell(conn, status & 0xFF))  # after the output is flushed
+    exit_now(code)
+
+
+def _tell(conn: socket.socket, code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):  # all of the output first: the caller ends when it has the status
+        try:
+            stream.flush()
+        except (OSError, ValueError):
+            pass
+    _told.set()
+    try:
+        conn.sendall(f"{code}\n".encode())
+    except OSError:
+        pass
 
 
 def _report_when_done(conn: socket.socket, pid: int, running: dict[int, socket.socket], lock: threading.Lock,
@@ -186,9 +259,11 @@ def _report_when_done(conn: socket.socket, pid: int, running: dict[int, socket.s
     except ChildProcessError:
         code = 1
     try:
+        killed = code < 0  # a command that ended itself has told the caller already
         code = code if code >= 0 else 128 - code
         _log(f"{what} (child {pid}) exited {code} after {time.monotonic() - started:.2f} s")
-        conn.sendall(f"{code}\n".encode())
+        if killed:
+            conn.sendall(f"{code}\n".encode())
     except OSError:
         pass  # the caller is gone
     finally:
@@ -239,12 +314,16 @@ def _wait_for_a_command(channel: socket.socket) -> None:
 
 
 def _fork(held: list, then) -> int:
-    """Fork a child that closes the resident's own handles (``held``: its listener, lock and the
-    connections of commands still running) and runs ``then()``; the child's pid here."""
+    """Fork a child that closes the resident's own handles (``held``: its listener, lock, the connections
+    of other callers and the descriptors they sent, as objects or numbers) and runs ``then()``; the
+    child's pid here."""
     pid = os.fork()
     if pid == 0:
         for handle in held:
-            handle.close()
+            try:
+                os.close(handle) if isinstance(handle, int) else handle.close()
+            except OSError:
+                pass
         then()
     return pid
 
@@ -288,6 +367,9 @@ class _Resident:
         self.lock = threading.Lock()
         self.idle_after, self.last = idle_seconds(), time.monotonic()
         self.waiting: _Waiting | None = None
+        self.callers: set = set()  # connections being read, and the descriptors they sent, not yet handed on
+        self.handing = threading.Lock()  # one hand-over at a time: each takes the waiting child and makes the next
+        self.most_bytes = most_megabytes() * 1024 * 1024
 
     def run(self) -> None:
         self.waiting = self._waiting_child()
@@ -299,7 +381,7 @@ class _Resident:
                     if self._should_leave():
                         return
                     continue
-                self._take(conn)
+                threading.Thread(target=self._take, args=(conn,), name="marlin-resident-caller", daemon=True).start()
         finally:
             if os.getpid() == self.me:
                 self.waiting.channel.close()
@@ -310,9 +392,12 @@ class _Resident:
                 except OSError:
                     pass
 
-    def _held(self) -> list:
+    def _held(self, mine: tuple = ()) -> list:
+        """What a new child must close: everything of the resident's and of other callers (``mine``: the
+        connection and descriptors of the caller it is for, which it keeps)."""
         with self.lock:
-            return [self.listener, self.lock_file, *self.running.values()]
+            return [self.listener, self.lock_file, *(c for c in self.running.values() if c not in mine),
+                    *(h for h in self.callers if h not in mine)]
 
     def _waiting_child(self) -> _Waiting:
         ours, theirs = socket.socketpair()
@@ -334,6 +419,11 @@ class _Resident:
         if time.monotonic() - self.last > self.idle_after:
             _log("leaving: idle")
             return True
+        held = _resident_bytes(os.getpid()) + _resident_bytes(self.waiting.pid)
+        if held > self.most_bytes:
+            _log(f"leaving: it and its waiting child hold {held / 2**20:.0f} MB, more than "
+                 f"MARLIN_RESIDENT_MAX_MB ({self.most_bytes / 2**20:.0f})")
+            return True
         if _others_more_recent(self.folder, self.key) >= MOST_RESIDENTS:
             _log(f"leaving: {MOST_RESIDENTS} other residents were used more recently")
             return True
@@ -343,30 +433,59 @@ class _Resident:
             return True
 
     def _take(self, conn: socket.socket) -> None:
-        """One caller: its request read, its command run in a child, its end reported by a thread."""
+        """One caller, on a thread of its own (one that connects and sends nothing delays no one): its
+        request read and acknowledged, its command run in a child, its end reported by the child."""
         self.last = time.monotonic()
+        with self.lock:
+            self.callers.add(conn)
+        try:
+            self._serve(conn)
+        finally:
+            with self.lock:
+                self.callers.discard(conn)
+
+    def _serve(self, conn: socket.socket) -> None:
         conn.settimeout(10)
         try:
             if not _same_user(conn):
                 conn.close()
                 return
+            # Here and awake: only now does the caller send its standard streams. Sent to a resident that
+            # is stopped, they would wait in its socket, and whoever reads the caller's output would wait too.
+            conn.sendall(b"?")
             request, fds = _read_request(conn)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            if str(exc) != _NOTHING and not isinstance(exc, BrokenPipeError | ConnectionResetError):
+                # (a probe, asking whether anyone listens, sends nothing and goes: no news)
+                _log(f"refused a request: {exc}")
+            conn.close()
+            return
+        with self.lock:
+            self.callers.update(fds)
+        try:
+            # Taken: until this byte arrives, a caller that waited too long runs the command itself.
+            conn.sendall(b"+")
+        except OSError:
+            with self.lock:
+                self.callers.difference_update(fds)
+            for fd in fds:
+                os.close(fd)
             conn.close()
             return
         conn.settimeout(None)
-        if self.waiting.hand_over(request, fds, conn):
-            pid = self.waiting.pid
-        else:
-            pid = _fork(self._held(), functools.partial(_become_the_command, conn, request, fds))
-        for fd in fds:
-            os.close(fd)
-        with self.lock:
-            self.running[pid] = conn
+        with self.handing:
+            if self.waiting.hand_over(request, fds, conn):
+                pid = self.waiting.pid
+            else:
+                pid = _fork(self._held((conn, *fds)), functools.partial(_become_the_command, conn, request, fds))
+            with self.lock:
+                self.callers.difference_update(fds)
+                self.running[pid] = conn
+            for fd in fds:
+                os.close(fd)
+            self.waiting = self._waiting_child()
         what = " ".join(str(a) for a in request["argv"][1:2])  # the command's name only: arguments may be private
-        threading.Thread(target=_report_when_done, args=(conn, pid, self.running, self.lock, what),
-                         daemon=True).start()
-        self.waiting = self._waiting_child()
+        _report_when_done(conn, pid, self.running, self.lock, what)
 
 
 def main() -> None:
