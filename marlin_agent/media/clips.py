@@ -12,7 +12,7 @@ import av
 
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import VideoUnreadable
-from marlin_agent.media.probe import stream_start
+from marlin_agent.media.seeking import frames_from, stream_start
 
 # Context either side of a moment, so the clip starts before the action does.
 DEFAULT_PAD = 1.0
@@ -78,10 +78,9 @@ def _copy_picture(source, sink, out, video: VideoInfo, lo: float, hi: float) -> 
     origin = stream_start(stream)
     rate = out.codec_context.framerate or Fraction(30)
     width, height = out.width, out.height
-    source.seek(max(0, int((origin + lo) / stream.time_base)), stream=stream, backward=True)
     index = 0
-    for frame in source.decode(stream):
-        t = (frame.time or 0.0) - origin
+    for frame in frames_from(source, stream, lo):
+        t = frame.time - origin
         if t < lo - 1e-6:
             continue
         if t >= hi:

@@ -10,6 +10,7 @@ import av
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoTruncated, VideoUnreadable
 from marlin_agent.media.content_id import content_id, remembered
+from marlin_agent.media.seeking import frames_from, stream_start
 
 # A file whose last decodable frame is this far before its declared end is truncated.
 _TRUNCATION_SLACK = 2.0
@@ -18,13 +19,6 @@ _TRUNCATION_SLACK = 2.0
 MIN_FOOTAGE = 0.25
 # Footage this far past the declared end means the metadata lies (a bad muxer, a hand-edited file).
 _OVERRUN_SLACK = 2.0
-
-
-def stream_start(stream: av.video.stream.VideoStream) -> float:
-    """The stream's first timestamp: video time is measured from here (MPEG-TS starts late)."""
-    if stream.start_time is None:
-        return 0.0
-    return float(stream.start_time * stream.time_base)
 
 
 def _declared_duration(container: av.container.InputContainer, stream) -> float | None:
@@ -98,13 +92,10 @@ def _first_frame(container, stream, path: Path) -> av.VideoFrame:
 def _check_tail(container, stream, path: Path, duration: float) -> None:
     """Decode near the declared end: a truncated copy declares footage it no longer holds."""
     origin = stream_start(stream)
-    target = max(0.0, duration - 1.0)
     last_time = None
     try:
-        container.seek(int((origin + target) / stream.time_base), stream=stream, backward=True)
-        for frame in container.decode(stream):
-            if frame.time is not None:
-                last_time = frame.time - origin
+        for frame in frames_from(container, stream, max(0.0, duration - 1.0)):
+            last_time = frame.time - origin
     except av.FFmpegError as exc:
         raise VideoTruncated(f"{path} is damaged near its end ({exc}); it is probably truncated") from exc
     if last_time is None or last_time < duration - _TRUNCATION_SLACK:

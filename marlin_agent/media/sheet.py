@@ -11,7 +11,7 @@ import numpy as np
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment, VideoInfo
 from marlin_agent.errors import MissingDependency, VideoUnreadable
-from marlin_agent.media.probe import stream_start
+from marlin_agent.media.seeking import frames_from, stream_start
 from marlin_agent.private_files import as_users
 
 THUMBNAILS = 4
@@ -33,11 +33,10 @@ def thumbnails(video: VideoInfo, start: float, end: float, count: int = THUMBNAI
             stream = container.streams.video[0]
             origin = stream_start(stream)
             for t in times:
-                container.seek(max(0, int((origin + t) / stream.time_base)), stream=stream, backward=True)
                 chosen = None
-                for frame in container.decode(stream):
+                for frame in frames_from(container, stream, t):
                     chosen = frame
-                    if (frame.time or 0.0) - origin >= t - 1e-3:
+                    if frame.time - origin >= t - 1e-3:
                         break
                 if chosen is None:
                     continue

@@ -23,7 +23,7 @@ from marlin_agent.domain import Chunk, StagedClip, VideoInfo
 from marlin_agent.errors import VideoUnreadable
 from marlin_agent.media.clip_cache import touch
 from marlin_agent.media.disk_space import disk_full, is_disk_full
-from marlin_agent.media.probe import stream_start
+from marlin_agent.media.seeking import frames_from, stream_start
 
 # Bump when the staged bytes would change for the same inputs.
 STAGE_VERSION = 1
@@ -54,13 +54,9 @@ def _sampled_frames(container, stream, chunk: Chunk, fps: float):
     """Yield (tick, frame): for each output tick, the last source frame shown at or before it."""
     origin = stream_start(stream)
     ticks = max(1, math.ceil((chunk.end - chunk.start) * fps - 1e-6))
-    seek_to = origin + chunk.start
-    container.seek(max(0, int(seek_to / stream.time_base)), stream=stream, backward=True)
     tick = 0
     previous = None
-    for frame in container.decode(stream):
-        if frame.time is None:
-            continue
+    for frame in frames_from(container, stream, chunk.start):
         t = frame.time - origin
         while tick < ticks and chunk.start + tick / fps < t - 1e-6:
             yield tick, previous if previous is not None else frame
