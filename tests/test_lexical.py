@@ -274,3 +274,38 @@ def test_a_verb_is_said_in_part_by_another_way_of_the_same_specific_act(aligner,
 def test_two_ways_of_a_general_act_or_its_opposite_do_not_say_each_other(aligner):
     assert aligner.align("the player kicks the ball", "the player throws the ball").action == 0.0  # both propel
     assert aligner.align("the floodlight switches off", "The floodlight switches on.").action == 0.0
+
+
+@pytest.mark.parametrize(("asked", "said", "kind"), [
+    ("a shape moves across the screen", "a purple triangle glides from right to left", "shape ~ triangle"),
+    ("a red shape appears", "a red circle appears", "shape ~ circle"),  # five steps down: a figure, a plane figure
+    ("a vehicle arrives", "a car pulls in", "vehicle ~ car"),
+    ("an animal runs across the road", "a fox runs across the road", "animal ~ fox"),
+])
+def test_a_kind_asked_is_said_by_anything_of_that_kind(aligner, asked, said, kind):
+    alignment = aligner.align(asked, said)
+    assert alignment.support >= 0.75 and alignment.conflict == 0 and kind in alignment.explain()
+
+
+def test_a_kind_is_not_said_by_a_thing_of_it_that_differs_in_what_was_asked_of_it(aligner):
+    other_colour = aligner.align("a red shape appears", "a blue square appears")
+    assert other_colour.conflict >= 0.7 and "blue, not red" in other_colour.explain()
+
+
+@pytest.mark.parametrize("verb", ["glides", "slides", "drifts", "travels"])
+def test_a_general_act_asked_is_said_by_a_way_of_doing_it(aligner, verb):
+    """"Moves" heads WordNet's tree of moving; the captioner's own verb for it still says it."""
+    alignment = aligner.align("a square moves from left to right", f"a blue square {verb} from left to right")
+    assert alignment.action >= 0.75 and alignment.conflict == 0
+    assert aligner.align("the car arrives", "the car pulls in at the kerb").action >= 0.75
+
+
+def test_a_general_act_is_not_said_by_a_noun_that_has_verb_senses_nor_a_sibling_act_by_another(aligner):
+    assert aligner.align("a shape moves", "a white circle appears").action == 0.0  # "circle" here is a thing
+    assert aligner.align("the boy jumps", "the boy falls").action == 0.0
+
+
+def test_where_a_thing_is_in_the_picture_is_not_a_thing_asked(aligner):
+    on_screen = aligner.align("the blue square is on screen", "a blue square slides from left to right")
+    assert on_screen.support == 1.0 and "screen" not in on_screen.explain()
+    assert "screen" in aligner.align("the presenter shares her screen", "the presenter shares slides").explain()

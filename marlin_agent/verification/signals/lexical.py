@@ -92,7 +92,7 @@ _VERB_KIN_CREDIT = 0.6
 # too: "courier" and "delivery driver" name one person.
 _CONCRETE_LEXNAMES = frozenset({5, 25})
 # Words related by kind at most this many steps apart are never siblings: a robin is a bird.
-_KIND_STEPS = 8
+_RELATED_KIND_STEPS = 8
 # Things whose swap makes a near miss: artifacts, foods, plants, animals, body parts, substances,
 # natural objects, shapes (not people: "courier" and "driver"; not acts or places, too loose).
 _THING_KINDS = frozenset(("n", lexname) for lexname in (5, 6, 8, 13, 17, 20, 25, 27))
@@ -112,6 +112,18 @@ _MOST_RELATIONS = 262144
 _HYPONYM_SENSES = 3
 # A more general word supports only when it is not a near-root ("change", "act", "object").
 _GENERAL_DEPTH = {"n": 4, "v": 1, "a": 0, "r": 0}
+# A kind asked ("a shape", "a vehicle", "an animal") is said by anything of that kind, however far down, when
+# the described word is in its commonest sense: a circle is a shape five steps down (an ellipse, a conic
+# section, a plane figure, a figure). Not by near-roots ("entity", "object", "abstraction").
+_KIND_STEPS = 10
+_KIND_MIN_DEPTH = 3
+_KIND_CREDIT = 0.75
+# WordNet's verb trees start at general acts ("move", "arrive"); asked, one is said by a way of doing it a
+# step or two down ("glides", "drifts", "pulls in"), though a root is too general to say anything itself.
+_ROOT_VERB_STEPS = 2
+_ROOT_VERB_CREDIT = 0.75
+# Where a thing is in the picture, not a thing in it: "moves across the screen", "is on screen".
+_FRAMING = re.compile(r"\b(?:across|on|onto|off|into|in|from|to) (?:the )?screen\b|\bon-screen\b")
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
 # An asked word in a rare sense the description names the kind of: said, but more generally.
@@ -138,7 +150,7 @@ class Term:
     @cached_property
     def key(self) -> str:
         """The word and the parts of speech its place allows: "slices" the act and "slices" the things differ."""
-        return self.text + "/" + "".join(pos for pos, _ in self.by_pos)
+        return self.text + "/" + "".join(pos for pos, _ in self.by_pos) + ("!" if self.act else "")
 
 
 def _rare_synonym(asked: Term, said: Term) -> bool:
@@ -275,7 +287,7 @@ class LexicalAligner:
         return tokens, owned
 
     def _terms(self, text: str) -> tuple[Term, ...]:
-        tokens, owners = self._tokens(text)
+        tokens, owners = self._tokens(_FRAMING.sub(" ", text.lower()))
         terms: list[Term] = []
         at = 0
         while at < len(tokens):
@@ -354,12 +366,12 @@ class LexicalAligner:
         if key not in self._relations:
             if _rare_synonym(asked, said):
                 self._relations[key] = (_RARE_SENSE_CREDIT, None)
-            elif asked.forms & said.forms or self._reach(asked) & self._reach(said):
-                self._relations[key] = self._relation_uncached(asked, said)
-            elif self._rare_kind(asked, said):
-                self._relations[key] = (_RARE_KIND_CREDIT, None)
-            else:  # nothing in common within reach: unrelated, without reading every pair of senses
-                self._relations[key] = (0.0, None)
+            else:  # words whose reaches do not meet are unrelated, without reading every pair of senses
+                met = asked.forms & said.forms or self._reach(asked) & self._reach(said)
+                found = self._relation_uncached(asked, said) if met else (0.0, None)
+                if found == (0.0, None) and self._rare_kind(asked, said):
+                    found = (_RARE_KIND_CREDIT, None)
+                self._relations[key] = found
         return self._relations[key]
 
     def _reach(self, term: Term) -> frozenset[str]:
@@ -370,7 +382,7 @@ class LexicalAligner:
             found: set[str] = set()
             for pos, ids in term.senses.items():
                 for rank, sense in enumerate(ids):
-                    found |= set(self._ancestors(sense, _ANCESTOR_STEPS))
+                    found |= set(self._ancestors(sense, _KIND_STEPS if pos == "n" and rank == 0 else _ANCESTOR_STEPS))
                     found |= self._links(sense, _LINKS_FROM) | self._links(sense, _DERIVED) | self._links(sense, "!")
                     found |= self._links(sense, _WHOLE)
                     lexname = self.wordnet.synset(sense).lexname
@@ -392,7 +404,7 @@ class LexicalAligner:
                 for other_rank, s in enumerate(said_ids):
                     if s == a:
                         return 1.0, None
-                    credit = self._credit(a, s, pos, rank, other_rank, links)
+                    credit = self._credit(a, s, pos, rank, other_rank, links, said.act)
                     if credit:
                         best = max(best, credit)
                     elif s in antonyms and min(rank, other_rank) == 0:
@@ -403,8 +415,10 @@ class LexicalAligner:
             best = 0.8
         return best, (conflict if best < 0.5 else None)
 
-    def _credit(self, a: str, s: str, pos: str, rank: int, other_rank: int, links: set[str]) -> float:
-        """Support for asked sense ``a`` from described sense ``s`` (their ranks among each word's senses)."""
+    def _credit(self, a: str, s: str, pos: str, rank: int, other_rank: int, links: set[str],
+                said_act: bool = True) -> float:
+        """Support for asked sense ``a`` from described sense ``s`` (their ranks among each word's senses;
+        ``said_act``: the described word is the act there, not a noun that has verb senses too, "a circle")."""
         # Rare senses make spurious links ("circle", a group of people, ~ "left", the political wing): one of
         # the two must be its word's commonest sense, and neither far down the list.
         if max(rank, other_rank) >= _HYPONYM_SENSES or min(rank, other_rank) > 0:
@@ -418,6 +432,11 @@ class LexicalAligner:
         up = self._ancestors(s, _ANCESTOR_STEPS)
         if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
             return 0.9 if up[a] <= 2 else 0.75  # the description is more specific: a cyclist is a rider
+        if pos == "v" and said_act and up.get(a, _ROOT_VERB_STEPS + 1) <= _ROOT_VERB_STEPS:
+            return _ROOT_VERB_CREDIT  # a way of the general act asked: glides, for moves
+        if pos == "n" and other_rank == 0 and self.wordnet.depth(a) >= _KIND_MIN_DEPTH \
+                and a in self._ancestors(s, _KIND_STEPS):
+            return _KIND_CREDIT  # the kind asked: a circle, for a shape
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
@@ -460,7 +479,7 @@ class LexicalAligner:
             return "exclusive" if heads else None
         if pos != "n":  # verbs' hierarchies are too shallow to tell a different act from another word for it
             return None
-        if a in self._ancestors(s, _KIND_STEPS) or s in self._ancestors(a, _KIND_STEPS):
+        if a in self._ancestors(s, _RELATED_KIND_STEPS) or s in self._ancestors(a, _RELATED_KIND_STEPS):
             return None
         first, second = self.wordnet.synset(a), self.wordnet.synset(s)
         if max(rank, other_rank) < _CONFLICT_SENSES and (
