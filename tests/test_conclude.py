@@ -30,6 +30,15 @@ def test_a_moment_mostly_overlapping_a_better_one_in_the_same_video_is_dropped()
     assert accepted == [best, beside, elsewhere] and rejected == []
 
 
+def test_one_occurrence_checked_twice_is_reported_where_the_caption_event_that_says_it_lies():
+    from marlin_agent.planners.operators import joined
+
+    guessed = moment(8.6, 12.2, 0.83)  # a find's guess for "a shape", beside the white square at 10-16 s
+    captioned = moment(10, 16, 0.79, caption_event=0.9)
+    assert joined([guessed, captioned]) == joined([captioned, guessed]) == [captioned]
+    assert [(m.start, m.end) for m in joined([moment(10, 14, 0.8), moment(12, 18, 0.7)])] == [(10, 18)]
+
+
 def test_a_weak_echo_of_a_rejected_moment_is_not_reported_twice():
     accepted, rejected = decide([moment(10, 20, 0.3), moment(10, 19, 0.2)], 0.5)
     assert accepted == [] and [m.confidence for m in rejected] == [0.3]
@@ -122,6 +131,26 @@ def test_the_answer_does_not_depend_on_the_order_verifications_finished_in():
     outcomes = {tuple((m.video.id, m.start) for m in decide(list(order), 0.5)[0])
                 for order in itertools.permutations([first, second, other])}
     assert outcomes == {(("f", 40), ("s", 10))}
+
+
+def test_the_trace_is_told_in_the_order_work_started_whichever_side_by_side_step_finished_first():
+    import asyncio
+
+    from marlin_agent.tools.trace_order import branches, stamp
+
+    async def check(name: str, delay: float, told: list) -> None:
+        told.append((stamp(), f"{name} caption"))
+        await asyncio.sleep(delay)
+        told.append((stamp(), f"{name} verify"))
+
+    async def question(delays: tuple[float, float]) -> list[str]:
+        told = [(stamp(), "search")]
+        await asyncio.gather(*branches(check(name, delay, told) for name, delay in zip("ab", delays, strict=True)))
+        told.append((stamp(), "conclude"))
+        return [step for _, step in sorted(told)]
+
+    slow_first, fast_first = asyncio.run(question((0.05, 0.0))), asyncio.run(question((0.0, 0.05)))
+    assert slow_first == fast_first == ["search", "a caption", "a verify", "b caption", "b verify", "conclude"]
 
 
 def test_a_caption_event_that_says_nothing_happens_is_not_a_happening():

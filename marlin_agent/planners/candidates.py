@@ -18,6 +18,7 @@ from marlin_agent.domain import Evidence, Moment, VideoRef
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, ServerNotConfigured
 from marlin_agent.library.records import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
+from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.signals import iou
 from marlin_agent.verification.verifier import about_speech
 
@@ -62,7 +63,7 @@ class Candidates:
         return moments
 
     async def check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
-        checked = await asyncio.gather(*(self._check(event, ref, s, e) for ref, s, e in windows),
+        checked = await asyncio.gather(*branches(self._check(event, ref, s, e) for ref, s, e in windows),
                                        return_exceptions=True)
         moments: list[Moment] = []
         for (ref, s, e), outcome in zip(windows, checked, strict=True):

@@ -34,16 +34,31 @@ NEIGHBOURS = 3
 _EDGE = 1.0
 
 
+def _captioned(moment: Moment) -> bool:
+    """Is the moment where a caption event that says it lies (timed by Marlin's caption, to about half a second,
+    rather than by a find that may have landed beside it)?"""
+    return any(item.kind == "caption_event" and (item.start, item.end) == (moment.start, moment.end)
+               for item in moment.evidence)
+
+
+def _one_occurrence(first: Moment, second: Moment) -> Moment:
+    """Two overlapping moments of one video as one: the one a caption event times, as it is, when only one
+    is (the union would start where only the find's guess did); else their union."""
+    if _captioned(first) != _captioned(second):
+        return first if _captioned(first) else second
+    return first.model_copy(update={"end": max(first.end, second.end),
+                                    "confidence": max(first.confidence, second.confidence),
+                                    "evidence": first.evidence if first.confidence >= second.confidence
+                                    else second.evidence})
+
+
 def joined(moments: list[Moment]) -> list[Moment]:
-    """Distinct occurrences in time order: overlapping moments of one video become one (their union)."""
+    """Distinct occurrences in time order: overlapping moments of one video become one."""
     out: list[Moment] = []
-    for moment in sorted(moments, key=lambda m: (m.video.id, m.start)):
+    for moment in sorted(moments, key=lambda m: (m.video.id, m.start, m.end)):
         last = out[-1] if out else None
         if last is not None and last.video.id == moment.video.id and moment.start < last.end:
-            out[-1] = last.model_copy(update={"end": max(last.end, moment.end),
-                                              "confidence": max(last.confidence, moment.confidence),
-                                              "evidence": last.evidence if last.confidence >= moment.confidence
-                                              else moment.evidence})
+            out[-1] = _one_occurrence(last, moment)
         else:
             out.append(moment)
     return out

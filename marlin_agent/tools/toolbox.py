@@ -41,6 +41,7 @@ from marlin_agent.tools.results import (
     VideoList,
 )
 from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
+from marlin_agent.tools.trace_order import Place, branches, stamp
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
@@ -91,7 +92,7 @@ class _Meter:
 
 async def _side_by_side(*steps: Awaitable) -> list:
     """Await the steps together; when one fails, the others are stopped before the failure is raised."""
-    tasks = [asyncio.ensure_future(step) for step in steps]
+    tasks = [asyncio.ensure_future(step) for step in branches(steps)]
     try:
         return await asyncio.gather(*tasks)
     except BaseException:
@@ -130,7 +131,7 @@ class Toolbox:
         # Marlin calls that failed (the server's error, not a budget): an answer that rests on them may
         # be missing moments, and must say so rather than read as an honest "not found".
         self.failed_calls: list[str] = []
-        self.trace: list[TraceStep] = []
+        self._steps: list[tuple[Place, TraceStep]] = []
         self.verified: list[Moment] = []
         self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
         self._infos: dict[str, VideoInfo] = {}
@@ -140,15 +141,21 @@ class Toolbox:
 
     # --- bookkeeping --------------------------------------------------------------------
 
+    @property
+    def trace(self) -> list[TraceStep]:
+        """The steps in the order their work was started (``trace_order``): the same on every run that did the
+        same work, whichever side-by-side step finished first."""
+        return [step for _, step in sorted(self._steps, key=lambda placed: placed[0])]
+
     def note(self, step: str, detail: str, calls: int = 0, started: float | None = None) -> None:
         seconds = round(time.monotonic() - started, 3) if started is not None else 0.0
-        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=calls, seconds=seconds))
+        self._steps.append((stamp(), TraceStep(step=step, detail=detail, marlin_calls=calls, seconds=seconds)))
 
     def _done(self, step: str, detail: str, meter: _Meter) -> Cost:
         cost = Cost(marlin_calls=meter.calls, seconds=round(time.monotonic() - meter.started, 3),
                     marlin_seconds=round(meter.marlin_seconds, 3))
-        self.trace.append(TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls, seconds=cost.seconds,
-                                    marlin_seconds=cost.marlin_seconds))
+        self._steps.append((stamp(), TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls,
+                                               seconds=cost.seconds, marlin_seconds=cost.marlin_seconds)))
         return cost
 
     def _room_for(self, calls: int) -> bool:
