@@ -86,6 +86,16 @@ def toy_items() -> list[Item]:
         i("how long does the yellow triangle stay on screen", "duration", [yellow], duration=7.0),
         i("how long is the white square visible?", "duration", [night], duration=6.0, scope="vertical_night"),
         i("how many red circles appear?", "count", count=1),
+        # Kinds and ways of moving: the captions say "glides", "drifts", "shows up" as often as "moves".
+        i("the last time a shape moves across the screen", "last", [blue]),
+        i("the first time a shape moves across the screen", "first", [square]),
+        i("how many times does a shape move across the screen?", "count", count=2),
+        i("every time a red shape appears", "every", [square, red]),
+        i("how many red shapes appear?", "count", count=2),
+        i("every time something red appears", "every", [square, red]),
+        i("how many shapes appear?", "count", count=1, scope="vertical_night"),
+        i("how long is the blue square on screen", "duration", [blue], duration=7.5),
+        i("when does a shape slide from right to left?", "when", [square]),
     ]
 
 
@@ -116,24 +126,50 @@ def realistic_items(spans_of: dict[str, dict[int, tuple[float, float]]]) -> list
     return items
 
 
-async def run_world(items: list[Item], folder: Path, env: dict, out: Path) -> list[dict]:
+async def run_world(items: list[Item], folder: Path, env: dict, out: Path, concurrency: int | None = None,
+                    quiet: bool = False) -> list[dict]:
     from marlin_agent.indexing.run import index_inputs
 
-    settings = load_settings({"library.transcribe": False}, env=env)
+    overrides = {"library.transcribe": False} | ({"server.concurrency": concurrency} if concurrency else {})
+    settings = load_settings(overrides, env=env)
     await index_inputs([str(folder)], settings)
 
     def said(row: dict) -> None:
         print(("ok   " if row["right"] else "MISS ") + row["question"] + " -> " + row["answer"][:140], flush=True)
 
-    _, rows = await run_questions(items, folder, settings, out, items[0].world if items else "", on_row=said)
+    _, rows = await run_questions(items, folder, settings, out, items[0].world if items else "",
+                                  on_row=None if quiet else said)
     return rows
+
+
+def stability(items: list[Item], folder: Path, env: dict, runs: int) -> dict:
+    """The same questions over the same footage ``runs`` times at each of concurrency 1 and 8, every run
+    indexed afresh in its own home: which answers differ in anything but their clock (``answer_digest``)."""
+    digests: dict[str, set[str]] = {}
+    for concurrency in (1, 8):
+        for run in range(runs):
+            with tempfile.TemporaryDirectory() as home:
+                rows = asyncio.run(run_world(items, folder, env | {"MARLIN_HOME": home}, Path(home) / "out",
+                                             concurrency=concurrency, quiet=True))
+            for row in rows:
+                digests.setdefault(f"{row['question']}|{row['scope']}", set()).add(row["digest"])
+            print(f"stability: concurrency {concurrency}, run {run + 1} done", flush=True)
+    differing = sorted(key for key, seen in digests.items() if len(seen) > 1)
+    return {"runs_per_concurrency": runs, "concurrency": [1, 8], "questions": len(digests),
+            "identical": len(digests) - len(differing), "differing": differing}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--results", type=Path, default=Path("evals/results"))
     parser.add_argument("--cache", type=Path, default=Path(tempfile.gettempdir()) / "marlin-evals")
+    parser.add_argument("--world", choices=("toy", "realistic"), action="append",
+                        help="only this world (repeatable; default both)")
+    parser.add_argument("--stability", type=int, default=0, metavar="RUNS",
+                        help="also ask the toy matrix RUNS times at concurrency 1 and at 8, each indexed afresh, "
+                             "and report the answers that differ in anything but their times")
     args = parser.parse_args()
+    worlds_asked = args.world or ["toy", "realistic"]
     worlds = args.cache / "questions"
     toy = worlds / "toy"
     toy.mkdir(parents=True, exist_ok=True)
@@ -152,14 +188,18 @@ def main() -> None:
     suites = {"toy": toy_items(), "realistic": realistic_items(spans_of)}
     for world, items in suites.items():  # the files `marlin-agent eval questions --data` reads
         (worlds / f"{world}-questions.json").write_text(json.dumps([item.model_dump() for item in items], indent=1))
-    with MarlinSimulator() as simulator, tempfile.TemporaryDirectory() as home:
+    # Toy clips worded as a captioner words them, each with its own verbs ("glides", "shows up").
+    with MarlinSimulator(wording="varied") as simulator, tempfile.TemporaryDirectory() as home:
         env = {"MARLIN_HOME": home, "MARLIN_BASE_URL": simulator.base_url, "MARLIN_EMBED_MODEL": str(minilm_dir()),
                "MARLIN_VERIFY_MODEL": str(nli_dir(models)), "MARLIN_PLANNER": "pipeline"}
-        rows = asyncio.run(run_world(suites["toy"], toy, env, Path(home) / "toy"))
-        rows += asyncio.run(run_world(suites["realistic"], worlds / "realistic" / "videos", env,
-                                      Path(home) / "realistic"))
-    report = {world: form_figures([r for r in rows if r["world"] == world], world).model_dump()
-              for world in ("toy", "realistic")}
+        folders = {"toy": toy, "realistic": worlds / "realistic" / "videos"}
+        rows = []
+        for world in worlds_asked:
+            rows += asyncio.run(run_world(suites[world], folders[world], env, Path(home) / world))
+        report = {world: form_figures([r for r in rows if r["world"] == world], world).model_dump()
+                  for world in worlds_asked}
+        if args.stability:
+            report["stability"] = stability(suites["toy"], toy, env, args.stability)
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "questions.json").write_text(json.dumps({"summary": report, "rows": rows}, indent=1))
     print(json.dumps(report, indent=1))

@@ -78,6 +78,21 @@ def toy_env(toy, tmp_path_factory, offline_models, staged_clips):
         yield env
 
 
+@pytest.fixture(scope="module")
+def varied_env(toy, tmp_path_factory, offline_models, staged_clips):
+    """The same footage captioned the way a captioner words it: each clip with its own verb for the same act
+    ("glides", "drifts", "shows up")."""
+    from evals.synthetic.simulator import MarlinSimulator
+
+    home = tmp_path_factory.mktemp("varied-home")
+    (home / "cache").mkdir()
+    (home / "cache" / "clips").symlink_to(staged_clips, target_is_directory=True)
+    with MarlinSimulator(wording="varied") as simulator:
+        env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": simulator.base_url, **offline_models}
+        assert invoke(["index", str(toy), "--no-transcribe", "--json"], env).exit_code == 0
+        yield env
+
+
 _ASKED: dict[tuple[str, str], dict] = {}
 
 
@@ -133,6 +148,26 @@ def test_count_every_first_last_and_duration_over_verified_moments(toy, toy_env)
     assert _near(_spans(first)[0], circles[1]) and _near(_spans(last)[0], circles[0])
     duration = _ask("how long does the red square stay on screen", toy, toy_env)
     assert duration["form"] == "duration" and duration["duration"] == pytest.approx(8.0, abs=1.0)
+
+
+def test_a_kind_and_a_way_of_moving_are_counted_whatever_verb_each_clip_was_captioned_with(toy, varied_env):
+    """Two shapes cross the screen (the blue square, the red square) and two red shapes appear (the red circle,
+    the red square), however each clip's caption words it."""
+    moving = [("long_street", 70, 78), ("short_field", 12.5, 20)]
+    count = _ask("how many times does a shape move across the screen?", toy, varied_env)
+    assert count["count"] == 2 and all(any(_near(s, t) for s in _spans(count)) for t in moving)
+    assert "(long_street)" in count["answer"] and "(short_field)" in count["answer"]
+    first = _ask("the first time a shape moves across the screen", toy, varied_env)
+    last = _ask("the last time a shape moves across the screen", toy, varied_env)
+    assert _near(_spans(first)[0], moving[0]) and _near(_spans(last)[0], moving[1])
+    assert "(2 times in all)" in first["answer"] and "(2 times in all)" in last["answer"]
+    red = _ask("every time a red shape appears", toy, varied_env)
+    assert red["count"] == 2 and [t for t in [("long_street", 70, 78), ("short_field", 4, 9)]
+                                  if any(_near(s, t) for s in _spans(red))] == [("long_street", 70, 78),
+                                                                                ("short_field", 4, 9)]
+    how_long = _ask("how long is the blue square on screen", toy, varied_env)
+    assert how_long["duration"] == pytest.approx(7.5, abs=1.0)
+    assert how_long["answer"].startswith('"the blue square is on screen" lasts')
 
 
 def test_a_question_the_agent_cannot_answer_says_so_and_reports_nothing(toy, toy_env):

@@ -32,6 +32,19 @@ def test_its_eyes_find_the_drawn_objects_at_their_times(footage):
     assert seen.backdrop == "field"
 
 
+def test_varied_wording_gives_each_clip_its_own_verb_and_the_same_clip_the_same_one(footage):
+    from dataclasses import replace
+
+    seen = look(footage["short_field"].read_bytes())
+    clips = [replace(seen, duration=seen.duration + n / 10) for n in range(12)]  # twelve clips, one event set
+    worded = [marlin_answers.caption_text(clip, varied=True) for clip in clips]
+    verbs = {line.split("square ")[1].split(" from")[0] for text in worded for line in text.splitlines()
+             if "blue square" in line and line.startswith("<")}
+    assert len(verbs) >= 3 and verbs <= {"moves", "slides", "glides", "drifts", "travels"}
+    assert worded == [marlin_answers.caption_text(clip, varied=True) for clip in clips]
+    assert "blue square moves from left to right" in marlin_answers.caption_text(seen)
+
+
 def test_a_long_clip_is_read_on_a_60_second_timeline(footage, simulator):
     simulator.state.think = "none"
     reply = content(ask(simulator, footage["long_street"], CAPTION))

@@ -12,7 +12,7 @@ import hashlib
 import random
 import re
 
-from evals.synthetic.palette import BACKDROPS, OBJECT_COLOURS, SHAPE_WORDS
+from evals.synthetic.palette import BACKDROPS, OBJECT_COLOURS, SHAPE_WORDS, describe
 from evals.synthetic.vision import Observation, Track
 
 CAPTION_PROMPT = (
@@ -53,7 +53,17 @@ def _fmt(seconds: float) -> str:
     return f"{seconds:.1f}"
 
 
-def caption_text(observation: Observation) -> str:
+def _worded(track: Track, observation: Observation, varied: bool) -> str:
+    """The track's event line. Varied, each clip gets its own verb for it (picked by what the clip shows, so
+    the same clip is worded the same on every request and machine), as captioners say "glides" in one clip
+    and "moves" in the next."""
+    if not varied:
+        return track.text
+    pick = hashlib.sha256(f"{observation.key}|{track.colour}|{track.shape}".encode()).digest()[0]
+    return describe(track.colour, track.shape, track.motion, way=pick)
+
+
+def caption_text(observation: Observation, varied: bool = False) -> str:
     scale = timeline_scale(observation)
     _, setting = BACKDROPS[observation.backdrop]
     things = sorted({f"a {t.colour} {t.shape}" for t in observation.tracks})
@@ -65,7 +75,8 @@ def caption_text(observation: Observation) -> str:
     lines = [f"Scene: {scene}", "Events:"]
     if observation.tracks:
         for track in observation.tracks:
-            lines.append(f"<{_fmt(track.start * scale)} - {_fmt(track.end * scale)}> {track.text}")
+            lines.append(f"<{_fmt(track.start * scale)} - {_fmt(track.end * scale)}> "
+                         f"{_worded(track, observation, varied)}")
     else:
         lines.append(f"<0.0 - {_fmt(observation.duration * scale)}> the empty scene stays unchanged")
     return "\n".join(lines)

@@ -28,10 +28,16 @@ BACKDROPS: dict[str, tuple[tuple[int, int, int], str]] = {
 MOTIONS = ("still", "left_to_right", "right_to_left")
 
 
-def describe(colour: str, shape: str, motion: str) -> str:
+# How captioners word the same thing on different clips: one act, several verbs. ``describe(..., way=n)``
+# picks the n-th (cycling); way 0 is the plain wording every test of exact text relies on.
+_APPEARS = ("appears", "shows up", "comes into view", "pops up")
+_MOVES = ("moves", "slides", "glides", "drifts", "travels")
+
+
+def describe(colour: str, shape: str, motion: str, way: int = 0) -> str:
     """The caption-style description of an object event."""
     if motion == "left_to_right":
-        return f"a {colour} {shape} moves from left to right"
+        return f"a {colour} {shape} {_MOVES[way % len(_MOVES)]} from left to right"
     if motion == "right_to_left":
-        return f"a {colour} {shape} moves from right to left"
-    return f"a {colour} {shape} appears"
+        return f"a {colour} {shape} {_MOVES[way % len(_MOVES)]} from right to left"
+    return f"a {colour} {shape} {_APPEARS[way % len(_APPEARS)]}"

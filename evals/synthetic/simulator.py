@@ -59,6 +59,9 @@ class SimulatorState:
     allowed_media_dir: str | None = None  # like vLLM's --allowed-local-media-path: file:// only under it
     latency: float = 0.0
     think: str = "mixed"
+    # "varied": each toy clip's captions word its events with their own verb ("glides", "shows up"), as a
+    # real captioner does; "fixed": always "moves" / "appears", the wording tests of exact text rely on.
+    wording: str = "fixed"
     # Text in the footage that a captioner reads out (a sign, a subtitle): added to every caption
     # event, as an attacker would put "ignore previous instructions ..." in view of the camera.
     inject: str | None = None
@@ -168,7 +171,7 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
     if observation.scene:
         text = _realistic_answer(kind, event, observation, observation.key)
     elif kind == "caption":
-        text = answers.caption_text(observation)
+        text = answers.caption_text(observation, varied=state.wording == "varied")
     elif kind == "find":
         text = answers.find_text(observation, event or "")
     else:
@@ -381,9 +384,12 @@ def main() -> None:
     parser.add_argument("--refuse-file-urls", action="store_true")
     parser.add_argument("--latency", type=float, default=0.0)
     parser.add_argument("--think", choices=answers.THINK_MODES, default="mixed")
+    parser.add_argument("--wording", choices=("fixed", "varied"), default="varied",
+                        help="varied: each clip's captions use their own verbs, as a real captioner's do")
     args = parser.parse_args()
     simulator = MarlinSimulator(args.host, args.port, api_key=args.api_key, refuse_file_urls=args.refuse_file_urls,
-                                latency=args.latency, think=args.think)
+                                latency=args.latency, think=args.think,
+                                wording=args.wording)
     print(f"Marlin simulator on {simulator.base_url} (synthetic: for tests only)", flush=True)
     try:
         simulator._server.serve_forever()

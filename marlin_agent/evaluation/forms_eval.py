@@ -16,6 +16,7 @@ form, and how many answers came back in another form.
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -98,6 +99,25 @@ def form_figures(rows: list[dict], suite: str) -> FormsReport:
                        by_form={form: f"{sum(v)}/{len(v)}" for form, v in sorted(by_form.items())})
 
 
+_CLOCK_FIELDS = frozenset({"usage", "seconds", "marlin_seconds"})
+
+
+def answer_digest(answer) -> str:
+    """A fingerprint of everything an answer says but its clock: two runs that decided the same (moments,
+    counts, evidence, rejections, wording, the steps taken) have the same digest, whatever the times and
+    wherever their clips were cut to (a clip is compared by its file name)."""
+    def plain(value):
+        if isinstance(value, dict):
+            return {k: (Path(v).name if k == "clip" and v else plain(v))
+                    for k, v in value.items() if k not in _CLOCK_FIELDS}
+        if isinstance(value, list):
+            return [plain(v) for v in value]
+        return value
+
+    text = json.dumps(plain(answer.model_dump(mode="json")), sort_keys=True)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
 async def run_questions(items: list[FormQuestion], videos: Path, settings: Settings, out: Path, suite: str,
                         on_row=None) -> tuple[FormsReport, list[dict]]:
     """Ask every question as ``ask`` does (over its scope), score it, and keep each row as it is answered."""
@@ -115,7 +135,8 @@ async def run_questions(items: list[FormQuestion], videos: Path, settings: Setti
             done[key] = {"world": item.world, "scope": item.scope, "question": item.question, "form": item.form,
                          "answered_form": answer.form, "right": answered_right(item, answer), "answer": answer.answer,
                          "count": answer.count,
-                         "moments": [[Path(m.video.path).stem, m.start, m.end] for m in answer.moments]}
+                         "moments": [[Path(m.video.path).stem, m.start, m.end] for m in answer.moments],
+                         "digest": answer_digest(answer)}
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(json.dumps(done[key]) + "\n")
             if on_row is not None:
