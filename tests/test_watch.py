@@ -69,6 +69,41 @@ def test_a_growing_folder_gets_one_alert_at_the_true_span_and_none_for_footage_w
     assert len(logged) == 1 and [json.loads(x)["id"] for x in logged[0].read_text().splitlines()] == [alert["id"]]
 
 
+def test_a_recording_that_pauses_and_goes_on_is_judged_whole_and_alerted_once(tmp_path, watch_env, clips):
+    """A camera writing a transport stream stops for longer than a file takes to settle, then goes on: its
+    first part (with the start of the red circle, 6-12 s) is judged and alerted; the whole file, judged once it
+    settles again, is the same recording, and the circle already alerted is not alerted twice."""
+    import av
+
+    whole = tmp_path / "whole.ts"
+    with av.open(str(clips["event"])) as reading, av.open(str(whole), "w", format="mpegts") as writing:
+        video = reading.streams.video[0]
+        out = writing.add_stream_from_template(video)
+        for packet in reading.demux(video):
+            if packet.dts is not None:
+                packet.stream = out
+                writing.mux(packet)
+    data = whole.read_bytes()
+    cut = (len(data) * 45 // 100) // 188 * 188  # about 9 s in, on a transport packet's edge
+    camera = tmp_path / "camera"
+    camera.mkdir()
+    watch = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe"], watch_env)
+    try:
+        watch.started()
+        (camera / "cam.ts").write_bytes(data[:cut])
+        watch.wait_for(lambda: watch.judged("cam.ts"), what="the first part judged")
+        assert len(watch.alerts) == 1, watch.lines[-10:]
+        with open(camera / "cam.ts", "ab") as going_on:
+            going_on.write(data[cut:])
+        watch.wait_for(lambda: watch.judged_count == 2, what="the whole recording judged")
+    finally:
+        code = watch.stop()
+    assert code == 0, watch.lines[-10:]
+    assert not any("could not judge" in line for line in watch.lines), watch.lines
+    assert len(watch.alerts) == 1 and iou((watch.alerts[0]["start"], watch.alerts[0]["end"]), (6, 12)) > 0.3, (
+        [(a["start"], a["end"], a["id"]) for a in watch.alerts], watch.lines[-12:])
+
+
 def alerted(run: WatchProcess) -> set[str]:
     """The names of the files a watch process has printed alerts for."""
     return {Path(a["video"]["path"]).name for a in list(run.alerts)}

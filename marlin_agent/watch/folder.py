@@ -4,10 +4,16 @@ A camera, a sync client or a copy writes a file over seconds or minutes, and a h
 cannot be read. A file therefore counts once its size and modification time have stood still for
 ``settle`` seconds; until then it is looked at again on every pass. A file replaced by another of
 the same name (new size or time) is new footage.
+
+A recording can pause for longer than that and go on (a camera writing a transport stream, which is
+readable at any length): its settled part is judged, and the whole file again once it settles anew. Both
+are one recording, one timeline, so an event already alerted in the part is not alerted again: a file
+is known as the same recording while its first bytes are the same (``recording_timeline``).
 """
 
 from __future__ import annotations
 
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -17,8 +23,20 @@ from pathlib import Path
 from marlin_agent.media.sources import SkippedSource, walk_videos
 
 
+# The bytes that name a recording: a container's header and its first frames.
+_HEAD_BYTES = 16384
+
+
 def file_key(path: Path, size: int, mtime_ns: int) -> str:
     return f"{path}|{size}|{mtime_ns}"
+
+
+def recording_timeline(path: Path) -> str:
+    """The timeline of the recording in ``path``: the same for the file as it grows (its first bytes stay),
+    another for a different recording written under the same name."""
+    with path.open("rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    return f"{path}|{hashlib.blake2b(head, digest_size=8).hexdigest()}"
 
 
 @dataclass

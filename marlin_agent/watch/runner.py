@@ -44,7 +44,7 @@ from marlin_agent.watch.delivery import (
     logged,
     raised_epoch,
 )
-from marlin_agent.watch.folder import FolderSource
+from marlin_agent.watch.folder import FolderSource, recording_timeline
 from marlin_agent.watch.notify import JsonLines, Target, parse_target
 from marlin_agent.watch.occurrences import decide, extended, opened
 from marlin_agent.watch.records import Alert, Footage, Gap, Occurrence, WatchSpec, short_hash, stamp
@@ -204,13 +204,15 @@ class Watcher:
             try:
                 for path, key in await asyncio.to_thread(source.scan):
                     try:
+                        timeline = await asyncio.to_thread(recording_timeline, path)
                         await self._found(Footage(key=key, source=str(source.folder), path=str(path), kind="file",
-                                                  timeline=key, origin=0.0, wall_start=None, questions=self.questions))
-                    except MarlinAgentError:
+                                                  timeline=timeline, origin=0.0, wall_start=None,
+                                                  questions=self.questions))
+                    except (OSError, MarlinAgentError):
                         source.known.discard(key)  # not noted down: noticed again on a later pass
                         raise
                 trouble = ""
-            except (OSError, MarlinAgentError) as exc:  # a folder gone for a while, a store that failed
+            except (OSError, MarlinAgentError) as exc:  # a folder or file gone for a while, a store that failed
                 message = exc.message if isinstance(exc, MarlinAgentError) else str(exc)
                 if message != trouble:  # said once, not on every pass
                     self.say(f"{source.folder}: {message}; still watching")
