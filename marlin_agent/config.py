@@ -312,6 +312,23 @@ ENVIRONMENT: dict[str, tuple[str, str]] = {
 }
 
 
+# The variables that name a model's folder. Set in a user's shell, they do not reach a front door started
+# without it (an MCP host, a service): ``models pull`` and ``setup`` write them into the config file.
+MODEL_FOLDER_VARIABLES = ("MARLIN_EMBED_MODEL", "MARLIN_WHISPER_MODEL", "MARLIN_VERIFY_MODEL", "MARLIN_WORDNET")
+
+
+def model_folders_from_environment(env: Mapping[str, str] | None = None) -> dict[str, dict[str, str]]:
+    """{section: {key: folder}} for each of ``MODEL_FOLDER_VARIABLES`` set to a folder on this machine."""
+    env = os.environ if env is None else env
+    found: dict[str, dict[str, str]] = {}
+    for name in MODEL_FOLDER_VARIABLES:
+        folder = Path(env.get(name) or "").expanduser()
+        if env.get(name) and folder.is_dir():
+            section, key = ENVIRONMENT[name]
+            found.setdefault(section, {})[key] = str(folder.resolve())
+    return found
+
+
 _SECRET = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
 
 

@@ -4,6 +4,7 @@ torch; found in the cache or fetched once; with no hub and no copy, a clear erro
 from __future__ import annotations
 
 import json
+from pathlib import Path
 import time
 
 import numpy as np
@@ -136,6 +137,26 @@ def test_models_pull_reports_each_model_and_where_it_is_kept(offline_models, tmp
     assert all(m["megabytes"] > 1 for m in pulled.values())
     assert pulled["embeddings"]["folder"] == offline_models["MARLIN_EMBED_MODEL"]
     assert set(json.loads(invoke(["models", "pull", "--json", "--no-transcribe"], env).stdout)["models"][0]) >= {"role"}
+
+
+
+def test_models_pull_records_the_folders_the_environment_names_for_front_doors_started_without_it(
+        offline_models, tmp_path):
+    """An MCP host starts the server without the user's shell: the model folders MARLIN_EMBED_MODEL and the
+    rest name there must be in the config file, or the server loads other models than the index was built with."""
+    import tomllib
+
+    from marlin_agent.config import load_settings
+
+    env = {"MARLIN_HOME": str(tmp_path / "home"), **offline_models}
+    result = invoke(["models", "pull", "--json", "--no-transcribe"], env)
+    assert result.exit_code == 0, result.stdout + result.stderr
+    recorded = json.loads(result.stdout)["recorded"]
+    assert recorded["library.embed_model"] == str(Path(offline_models["MARLIN_EMBED_MODEL"]).resolve())
+    stored = tomllib.loads((tmp_path / "home" / "config.toml").read_text())
+    assert stored["library"]["embed_model"] == recorded["library.embed_model"]
+    started_bare = load_settings(env={"MARLIN_HOME": str(tmp_path / "home")})
+    assert started_bare.library.embed_model == recorded["library.embed_model"]
 
 
 def test_models_pull_with_no_hub_names_what_it_could_not_get(tmp_path):

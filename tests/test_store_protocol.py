@@ -189,6 +189,27 @@ def test_a_library_refuses_a_store_written_with_another_embedding_model(make_sto
         Library(store.uri, other, store)
 
 
+def test_the_same_embedding_model_in_another_folder_is_the_same_model_and_a_changed_one_is_not(
+        make_store, embedder, tmp_path):
+    """A model is known by its content: a host that starts the MCP server without the user's shell reaches the
+    same files by another path (or by the hub name they were fetched by), and the index is still its own."""
+    import shutil
+
+    store = make_store()
+    Library(store.uri, embedder, store).put_chunk("v1", 0, _caption(0, (1, 2, "a bird lands")), "marlin", 3)
+    copied = tmp_path / "copied"
+    shutil.copytree(minilm_dir(), copied)
+    Library(store.uri, Embedder(str(copied), tmp_path / "models-b"), store)  # no mismatch
+    retrained = tmp_path / "retrained"
+    shutil.copytree(minilm_dir(), retrained)
+    with (retrained / "model.onnx").open("ab") as graph:
+        graph.write(b"\0")  # other weights: another model, though its folder looks the same
+    with pytest.raises(IndexMismatch, match="retrained"):
+        Library(store.uri, Embedder(str(retrained), tmp_path / "models-c"), store)
+    store.set_meta({"embed_identity": ""})  # an index made before models were known by content
+    Library(store.uri, Embedder(str(copied), tmp_path / "models-b"), store)  # the recorded folder is read
+
+
 def test_chunks_whose_segments_are_gone_are_forgotten_so_they_are_captioned_again(library):
     library.put_chunk("v1", 0, _caption(0, (1, 2, "a bird lands")), "marlin", 3)
     library.put_chunk("v1", 1, _caption(60, (61, 62, "a cat lands")), "marlin", 3)

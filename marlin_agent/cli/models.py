@@ -22,14 +22,16 @@ def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = Fals
     """Download every model search, verification and transcription use, so later runs work offline."""
     import os
 
-    from marlin_agent.setup.models import pull_models
+    from marlin_agent.setup.models import pull_models, record_model_folders
 
     if quiet:
         os.environ["HF_HUB_DISABLE_PROGRESS_BARS"] = "1"
+    settings = load_settings()
     with chunk_progress("fitting verification to the model", not as_json and not quiet) as on_fit:
-        copies = run_blocking(as_json, lambda: pull_models(load_settings(), speech=not no_transcribe, on_fit=on_fit))
+        copies = run_blocking(as_json, lambda: pull_models(settings, speech=not no_transcribe, on_fit=on_fit))
+    recorded = run_blocking(as_json, lambda: record_model_folders(settings))
     if as_json:
-        emit_json({"models": [copy.model_dump() for copy in copies]})
+        emit_json({"models": [copy.model_dump() for copy in copies], "recorded": recorded})
         return
     table = Table("role", "model", "folder", "MB")
     for copy in copies:
@@ -38,6 +40,8 @@ def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = Fals
     for copy in copies:
         if copy.calibration:
             Console().print(f"verification weights: {copy.calibration}")
+    for setting, folder in recorded.items():
+        Console().print(f"recorded in {settings.user_config_path}: {setting} = {folder}")
 
 
 cache_app = CommandApp(help="The cache of staged clips (and other reusable work) under $MARLIN_HOME/cache.",

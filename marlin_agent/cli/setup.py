@@ -125,6 +125,8 @@ def _show(result) -> None:
                            else "."), markup=False)
     Console().print(f"Stored in {result.config}" + (f"; the key in {result.credentials} (user-only)."
                                                     if result.api_key_stored else "."))
+    for setting, folder in result.recorded_models.items():
+        Console().print(f"  {setting} = {folder} (from the environment, so every front door loads the same model)")
     for warning in result.warnings:
         stderr.print(f"[yellow]warning:[/] {escape(warning)}")
     if result.missing:  # a first question would fail on these: said before any "next"

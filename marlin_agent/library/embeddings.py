@@ -13,6 +13,7 @@ the description's own token vectors, one pass per description rather than one pe
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 import threading
@@ -22,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from marlin_agent.errors import MissingDependency, ModelUnavailable
+from marlin_agent.media.content_id import content_id
 from marlin_agent.model_store import file_stamp, local_model, resolve_model
 from marlin_agent.onnx_session import open_session
 
@@ -104,6 +106,18 @@ class Embedder:
     def is_current(self) -> bool:
         """Not loaded yet, or loaded from a file that is still the same on disk."""
         return self._file is None or file_stamp(self._file) == self._stamp
+
+    def identity(self) -> str:
+        """What the model is, whichever folder or name reaches it: a digest of its ONNX file and tokenizer. A
+        copy in another folder, or the same model fetched by its hub name, is the same model to an index."""
+        folder = self.folder()
+        files = [f for f in (_onnx_file(folder), folder / "tokenizer.json") if f is not None and f.is_file()]
+        digests = "|".join(content_id(f, self.cache) for f in files)
+        return "content:" + hashlib.blake2b(digests.encode(), digest_size=12).hexdigest()
+
+    def identity_if_here(self) -> str | None:
+        """``identity`` when the model is on this machine already; None rather than a download."""
+        return self.identity() if self.local_folder() is not None else None
 
     def local_folder(self) -> Path | None:
         """The model's folder if it is on this machine already (no download)."""

@@ -17,7 +17,7 @@ import json
 import threading
 
 from marlin_agent.domain import ChunkCaption, Event, VideoRef
-from marlin_agent.errors import IndexMismatch
+from marlin_agent.errors import IndexMismatch, MarlinAgentError
 from marlin_agent.library.embeddings import Embedder
 from marlin_agent.library.fusion import fuse
 from marlin_agent.library.protocol import Store
@@ -57,8 +57,9 @@ class Library:
     # --- settings and tables ------------------------------------------------------------
 
     def _check_embedding_model(self) -> None:
-        recorded = self.store.meta().get("embed_model")
-        if recorded is not None and recorded != self.embedder.name:
+        meta = self.store.meta()
+        recorded = meta.get("embed_model")
+        if recorded is not None and recorded != self.embedder.name and not self._same_model(recorded, meta):
             raise IndexMismatch(
                 f"the index at {self.uri} was built with the embedding model {recorded!r}, "
                 f"not {self.embedder.name!r}",
@@ -66,10 +67,21 @@ class Library:
                      f"a new database with --db NEW_PATH (the staged clips and captions cache are reused).",
             )
 
+    def _same_model(self, recorded: str, meta: dict) -> bool:
+        """Whether the model named ``recorded`` (another folder, or a hub name) is this one by content: the
+        index's own record of it, or for an index made before it kept one, the recorded model where it still
+        is. A model that cannot be found or read is not the same."""
+        try:
+            theirs = meta.get("embed_identity") or Embedder(recorded, self.embedder.cache).identity_if_here()
+            return theirs is not None and theirs == self.embedder.identity()
+        except (MarlinAgentError, OSError):
+            return False
+
     def _ensure_meta(self) -> None:
         with self._lock:
             if not self.store.meta().get("embed_model"):
                 self.store.set_meta({"embed_model": self.embedder.name, "embed_dim": str(self.embedder.dim),
+                                     "embed_identity": self.embedder.identity(),
                                      "schema_version": SCHEMA_VERSION})
 
     def tables_ready(self) -> bool:

@@ -17,6 +17,7 @@ from marlin_agent.engines import EngineManager, with_server
 from marlin_agent.errors import InputError
 from marlin_agent.setup import user_config
 from marlin_agent.setup.doctor import Check, run_doctor
+from marlin_agent.setup.models import record_model_folders
 from marlin_agent.setup.server_check import PlannerProbe, ProbeResult, probe_planner, probe_server
 
 # What `--planner` takes to mean "no planner LLM".
@@ -37,6 +38,8 @@ class SetupResult(BaseModel):
     planner_check: PlannerProbe | None = None
     warnings: list[str] = []
     missing: list[Check] = []  # what doctor still finds wrong: to fix before the first question
+    # Model folders the environment named, now in the config file for front doors started without it.
+    recorded_models: dict[str, str] = {}
 
 
 def still_missing(now: Settings) -> list[Check]:
@@ -78,7 +81,7 @@ def setup_hosted(settings: Settings, base_url: str, api_key: str | None, model: 
     if api_key:
         user_config.update(settings.credentials_path, {"server": {"api_key": api_key}}, private=True)
     return SetupResult(mode="hosted", base_url=server.base_url, model=server.model,
-                       config=str(settings.user_config_path),
+                       config=str(settings.user_config_path), recorded_models=record_model_folders(settings),
                        api_key_stored=bool(api_key), credentials=str(settings.credentials_path) if api_key else None,
                        check=check)
 
@@ -123,5 +126,6 @@ def setup_local(settings: Settings, engine: str | None = None, skip_check: bool 
     user_config.update(settings.user_config_path, stored)
     return SetupResult(mode="local", base_url=state.base_url, model=state.model, engine=name,
                        config=str(settings.user_config_path), check=check,
+                       recorded_models=record_model_folders(settings),
                        planner=planner if serve_planner else None,
                        planner_base_url=planner_state.base_url if planner_state else None, planner_check=planner_check)

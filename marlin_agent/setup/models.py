@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from marlin_agent.config import Settings
+from marlin_agent.config import Settings, model_folders_from_environment
 from marlin_agent.domain import ChunkProgress
 from marlin_agent.errors import MarlinAgentError, ModelUnavailable
 
@@ -102,6 +102,18 @@ def pull_models(settings: Settings, speech: bool = True, on_fit: ChunkProgress |
                  f"{', '.join(model.env_var for model, _ in missing)} at local copies.")
     return [copy.model_copy(update={"calibration": _calibrated(settings, on_fit)}) if copy.role == "verification"
             else copy for copy in copies]
+
+
+def record_model_folders(settings: Settings) -> dict[str, str]:
+    """The model folders this environment names (``MARLIN_EMBED_MODEL`` ...), written into the user's config
+    file so that every front door loads the same models, also one started without this shell's environment;
+    {"library.embed_model": folder, ...}."""
+    from marlin_agent.setup import user_config
+
+    found = model_folders_from_environment()
+    if found:
+        user_config.update(settings.user_config_path, found)
+    return {f"{section}.{key}": folder for section, keys in found.items() for key, folder in keys.items()}
 
 
 def _calibrated(settings: Settings, on_fit: ChunkProgress | None) -> str:
