@@ -4,8 +4,8 @@ torch; found in the cache or fetched once; with no hub and no copy, a clear erro
 from __future__ import annotations
 
 import json
-from pathlib import Path
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest

@@ -22,7 +22,6 @@ from pathlib import Path
 
 from marlin_agent.media.sources import SkippedSource, walk_videos
 
-
 # The bytes that name a recording: a container's header and its first frames.
 _HEAD_BYTES = 16384
 
