@@ -4,6 +4,7 @@ import av
 import numpy as np
 import pytest
 
+from evals.synthetic.footage import as_transport_stream
 from evals.synthetic.palette import OBJECT_COLOURS
 from marlin_agent.domain import Chunk
 from marlin_agent.media import probe_video, stage_clip
@@ -108,25 +109,12 @@ def test_a_very_short_window_still_gets_the_four_frames_engines_need(footage, tm
     assert clip.frames == len(frames) >= 4
 
 
-def _as_transport_stream(source, target, **options):
-    """The same packets in an MPEG transport stream (``mpegts_m2ts_mode="1"``: M2TS, as Blu-ray and AVCHD
-    cameras write), a container without a keyframe index."""
-    with av.open(str(source)) as reading, av.open(str(target), "w", format="mpegts", options=options) as writing:
-        video = reading.streams.video[0]
-        out = writing.add_stream_from_template(video)
-        for packet in reading.demux(video):
-            if packet.dts is not None:
-                packet.stream = out
-                writing.mux(packet)
-    return target
-
-
-@pytest.mark.parametrize(("name", "options"), [("late.ts", {}), ("late.m2ts", {"mpegts_m2ts_mode": "1"})])
+@pytest.mark.parametrize(("name", "m2ts"), [("late.ts", False), ("late.m2ts", True)])
 def test_a_transport_stream_is_read_whole_and_staged_from_the_frame_shown_at_the_chunk_start(
-        late_event, tmp_path, name, options):
+        late_event, tmp_path, name, m2ts):
     """A seek in a transport stream lands on a packet, not a keyframe: the frames a decoder gives from there
     start at the next keyframe, seconds later. Read from the keyframe before, the clip shows what was there."""
-    stream = _as_transport_stream(late_event, tmp_path / name, **options)
+    stream = as_transport_stream(late_event, tmp_path / name, m2ts)
     info = probe_video(stream)  # it was "truncated: holds no frames"
     assert info.duration == pytest.approx(80.0, abs=0.5)
     clip = stage_clip(info, Chunk(index=1, start=60.0, end=80.0), tmp_path, fps=4.0)

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from evals.synthetic.footage import as_transport_stream
 from evals.synthetic.live import mosquitto_binary
 from evals.synthetic.watch_cli import WatchProcess
 from marlin_agent.verification.signals import iou
@@ -73,16 +74,7 @@ def test_a_recording_that_pauses_and_goes_on_is_judged_whole_and_alerted_once(tm
     """A camera writing a transport stream stops for longer than a file takes to settle, then goes on: its
     first part (with the start of the red circle, 6-12 s) is judged and alerted; the whole file, judged once it
     settles again, is the same recording, and the circle already alerted is not alerted twice."""
-    import av
-
-    whole = tmp_path / "whole.ts"
-    with av.open(str(clips["event"])) as reading, av.open(str(whole), "w", format="mpegts") as writing:
-        video = reading.streams.video[0]
-        out = writing.add_stream_from_template(video)
-        for packet in reading.demux(video):
-            if packet.dts is not None:
-                packet.stream = out
-                writing.mux(packet)
+    whole = as_transport_stream(clips["event"], tmp_path / "whole.ts")
     data = whole.read_bytes()
     cut = (len(data) * 45 // 100) // 188 * 188  # about 9 s in, on a transport packet's edge
     camera = tmp_path / "camera"

@@ -244,3 +244,17 @@ def standard_library(folder: Path) -> dict[str, Path]:
         ),
     }
     return {name: make_video(folder / f"{name}.mp4", spec) for name, spec in specs.items()}
+
+
+def as_transport_stream(source: Path, target: Path, m2ts: bool = False) -> Path:
+    """The same packets in an MPEG transport stream (``m2ts``: the 192-byte packets Blu-ray and AVCHD cameras
+    write): a container without a keyframe index, readable at any length, as a camera writing it leaves it."""
+    options = {"mpegts_m2ts_mode": "1"} if m2ts else {}
+    with av.open(str(source)) as reading, av.open(str(target), "w", format="mpegts", options=options) as writing:
+        video = reading.streams.video[0]
+        out = writing.add_stream_from_template(video)
+        for packet in reading.demux(video):
+            if packet.dts is not None:
+                packet.stream = out
+                writing.mux(packet)
+    return target
