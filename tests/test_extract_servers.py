@@ -185,3 +185,21 @@ def test_what_a_model_reads_leaves_out_lines_that_only_say_nothing_happens_when_
     assert text.index("purple circle moves") < text.index("Scenes")  # the events come first
     still = unit.model_copy(update={"events": unit.events[:1], "scenes": [quiet]})
     assert "Nothing moves" in still.text()  # where nothing happens at all, that is what there is to say
+
+
+def test_a_list_left_empty_while_the_events_name_its_items_is_sent_back_and_said_in_the_row():
+    """A small model under a server's grammar left `objects` empty for every chunk whose events each name a colour
+    and a way of moving: sent back once, and when it insists the row says so."""
+    from marlin_agent.extraction.material import contradictions
+
+    empty = {"objects": []}
+    said = contradictions(MOVING, empty, TWO_EVENTS)
+    assert len(said) == 1 and said[0].startswith("objects: empty") and "a yellow square moves" in said[0]
+    server = Server({"response_format"}, [json.dumps(empty), json.dumps(RIGHT)])
+    filled, _ = _fill(server, schema=MOVING, unit=TWO_EVENTS)
+    assert filled.data == RIGHT and filled.attempts == 2
+    insisting = Server({"response_format"}, [json.dumps(empty)])
+    filled, _ = _fill(insisting, schema=MOVING, unit=TWO_EVENTS)
+    assert filled.valid and filled.data == empty and filled.contradictions == said
+    quiet = TWO_EVENTS.model_copy(update={"events": [Event(start=0.0, end=30.0, text="the empty sky stays dark")]})
+    assert contradictions(MOVING, empty, quiet) == []  # nothing named: an empty list is the right answer

@@ -208,8 +208,8 @@ def mosquitto_binary() -> str | None:
 class Mosquitto:
     """Debian's mosquitto on a loopback port (anonymous, no persistence), and a subscriber to ``topic``."""
 
-    def __init__(self, folder: Path, topic: str = "#") -> None:
-        self.port = free_port()
+    def __init__(self, folder: Path, topic: str = "#", port: int = 0) -> None:
+        self.port = port or free_port()  # a port given: a broker back where its clients still point
         self.topic = topic
         self.messages: list[tuple[str, dict, int, bool]] = []  # topic, payload, QoS, retained
         self.config = folder / "mosquitto.conf"

@@ -7,6 +7,10 @@ the events that overlap the times written beside it (an item with a start and an
 whole unit — and when that text says another of the enum's options and not the chosen one, the
 row is sent back once with what the material says. Options are matched as phrases
 (``right_to_left`` is "right to left"), so a value nothing in the material names is left alone.
+
+An empty list is a choice too: a small model under a server's grammar can leave ``objects`` empty for a
+chunk whose events each name a colour and a shape the item's enums list. A list left empty while events
+of the unit name options of (at least two of) its items' word enums is sent back the same way.
 """
 
 from __future__ import annotations
@@ -67,6 +71,20 @@ def _resolve(schema: dict, root: dict) -> dict:
     return schema if isinstance(schema, dict) else {}
 
 
+def _items_named(items: dict, unit: Unit) -> list[str]:
+    """The unit's events that name an option of each of an item's word enums (of two at least, or its only
+    one when it has one): what a list of such items leaves out when it is empty."""
+    enums = [[_phrase(o) for o in prop["enum"] if isinstance(o, str)]
+             for prop in (items.get("properties") or {}).values()
+             if isinstance(prop, dict) and isinstance(prop.get("enum"), list)]
+    enums = [options for options in enums if len(options) >= 2]
+    if not enums:
+        return []
+    needed = min(2, len(enums))
+    return [event.text for event in unit.events
+            if sum(any(_says(event.text.lower(), o) for o in options) for options in enums) >= needed]
+
+
 def contradictions(schema: dict, row: Any, unit: Unit) -> list[str]:
     """Where ``row`` chose an option its material does not say, and says another: one line each."""
     found: list[str] = []
@@ -79,6 +97,11 @@ def contradictions(schema: dict, row: Any, unit: Unit) -> list[str]:
                 walk((sub.get("properties") or {}).get(key, {}), inner, f"{path}.{key}" if path else key, span)
         elif isinstance(value, list):
             items = sub.get("items") if isinstance(sub.get("items"), dict) else {}
+            if not value:
+                named = _items_named(_resolve(items, schema), unit)
+                if named:
+                    found.append(f"{path}: empty, but the material's events name {len(named)} such item(s): "
+                                 + "; ".join(repr(text) for text in named[:5]))
             for n, inner in enumerate(value):
                 walk(items, inner, f"{path}[{n}]", span)
         elif isinstance(value, str) and isinstance(sub.get("enum"), list):
