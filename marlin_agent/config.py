@@ -322,10 +322,10 @@ def model_folders_from_environment(env: Mapping[str, str] | None = None) -> dict
     env = os.environ if env is None else env
     found: dict[str, dict[str, str]] = {}
     for name in MODEL_FOLDER_VARIABLES:
-        folder = Path(env.get(name) or "").expanduser()
-        if env.get(name) and folder.is_dir():
+        value = env.get(name)
+        if value and Path(value).expanduser().is_dir():
             section, key = ENVIRONMENT[name]
-            found.setdefault(section, {})[key] = str(folder.resolve())
+            found.setdefault(section, {})[key] = str(Path(value).expanduser().resolve())
     return found
 
 

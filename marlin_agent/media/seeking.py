@@ -10,7 +10,6 @@ moment; in an indexed container one seek is right (and nothing decodable after i
 from __future__ import annotations
 
 from collections.abc import Iterator
-from itertools import chain
 
 import av
 
@@ -41,11 +40,10 @@ def frames_from(container: av.container.InputContainer, stream, start: float) ->
         container.seek(max(0, int((origin + at) / stream.time_base)), stream=stream, backward=True)
         frames = (frame for frame in container.decode(stream) if frame.time is not None)
         first = next(frames, None)
-        if first is None and at > 0 and not indexed:
-            continue  # nothing decodable from here on: the keyframe is further back
-        if first is None:
-            return
-        if first.time - origin > start + _LATE and at > 0 and not indexed:
+        # Nothing decodable from here, or only from the next keyframe on: the one before is further back.
+        if not indexed and at > 0 and (first is None or first.time - origin > start + _LATE):
             continue
-        yield from chain((first,), frames)
+        if first is not None:
+            yield first
+            yield from frames
         return

@@ -416,7 +416,7 @@ class LexicalAligner:
         return best, (conflict if best < 0.5 else None)
 
     def _credit(self, a: str, s: str, pos: str, rank: int, other_rank: int, links: set[str],
-                said_act: bool = True) -> float:
+                said_act: bool) -> float:
         """Support for asked sense ``a`` from described sense ``s`` (their ranks among each word's senses;
         ``said_act``: the described word is the act there, not a noun that has verb senses too, "a circle")."""
         # Rare senses make spurious links ("circle", a group of people, ~ "left", the political wing): one of
@@ -429,13 +429,12 @@ class LexicalAligner:
             return 0.55  # the whole the asked part belongs to: an arm raised, for a hand up
         if pos == "v" and rank == other_rank == 0 and self._one_way_of(a, s):
             return _VERB_KIN_CREDIT  # two ways of one specific act: gets away / runs off (both flee)
-        up = self._ancestors(s, _ANCESTOR_STEPS)
-        if a in up and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
-            return 0.9 if up[a] <= 2 else 0.75  # the description is more specific: a cyclist is a rider
-        if pos == "v" and said_act and up.get(a, _ROOT_VERB_STEPS + 1) <= _ROOT_VERB_STEPS:
+        steps = self._ancestors(s, _KIND_STEPS if pos == "n" else _ANCESTOR_STEPS).get(a)  # None: not above s
+        if steps is not None and steps <= _ANCESTOR_STEPS and self.wordnet.depth(a) >= _GENERAL_DEPTH[pos]:
+            return 0.9 if steps <= 2 else 0.75  # the description is more specific: a cyclist is a rider
+        if pos == "v" and said_act and steps is not None and steps <= _ROOT_VERB_STEPS:
             return _ROOT_VERB_CREDIT  # a way of the general act asked: glides, for moves
-        if pos == "n" and other_rank == 0 and self.wordnet.depth(a) >= _KIND_MIN_DEPTH \
-                and a in self._ancestors(s, _KIND_STEPS):
+        if pos == "n" and other_rank == 0 and steps is not None and self.wordnet.depth(a) >= _KIND_MIN_DEPTH:
             return _KIND_CREDIT  # the kind asked: a circle, for a shape
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
