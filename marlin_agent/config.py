@@ -171,6 +171,17 @@ class McpSettings(BaseModel):
     _split = field_validator("roots", mode="before")(_split_paths)
 
 
+class ServeSettings(BaseModel):
+    """`marlin-agent serve`: where it listens and the token a caller from another machine must give."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    host: str = "127.0.0.1"
+    port: int = Field(8765, ge=0, le=65535)
+    # Written once into credentials.toml (0600) by the first `serve --host` that is not loopback.
+    token: SecretStr | None = None
+
+
 class WatchSettings(BaseModel):
     """Standing questions (`watch`): how new footage is noticed, recorded, kept and alerted on."""
 
@@ -246,6 +257,7 @@ class Settings(BaseSettings):
     verify: VerifySettings = VerifySettings()
     planner: PlannerSettings = PlannerSettings()
     mcp: McpSettings = McpSettings()
+    serve: ServeSettings = ServeSettings()
     engine: EngineSettings = EngineSettings()
     watch: WatchSettings = WatchSettings()
 
@@ -482,7 +494,7 @@ def load_settings(
 
 def _remember_secrets(settings: Settings) -> None:
     """Every key and ``[watch.secrets]`` value of ``settings``: never shown by anything that leaves."""
-    for key in (settings.server.api_key, settings.planner.api_key):
+    for key in (settings.server.api_key, settings.planner.api_key, settings.serve.token):
         remember(key.get_secret_value() if key else None)
     for name, value in settings.watch.secrets.items():
         remember(value.get_secret_value(), name)

@@ -17,11 +17,12 @@ import asyncio
 import base64
 import html
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from marlin_agent.clock import clock
-from marlin_agent.domain import Answer, Moment
+from marlin_agent.domain import Answer, Moment, VideoRef
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.file_names import text_path
 from marlin_agent.media.clips import DEFAULT_PAD
@@ -83,20 +84,26 @@ def _evidence_rows(moment: Moment) -> str:
     return f"<table><tr><th>signal</th><th>what</th><th>when</th><th>support</th></tr>{rows}</table>" if rows else ""
 
 
-def _player(moment: Moment, clip: Path | None) -> str:
+def _file_source(video: VideoRef) -> str:
+    """A video on this machine, for a page opened from the disk: its file, inline when small and playable."""
+    return _source(video.path)
+
+
+def _player(moment: Moment, clip: Path | None, source: Callable[[VideoRef], str] | None = None) -> str:
     if clip is not None and clip.is_file() and clip.stat().st_size <= INLINE_LIMIT_BYTES:
         data = base64.b64encode(clip.read_bytes()).decode("ascii")
         offset = min(DEFAULT_PAD, moment.start)  # the context the clip starts with
         return (f'<video controls preload="auto" muted data-from="{offset:.3f}" '
                 f'src="data:video/mp4;base64,{data}"></video>')
-    source = text_path(moment.video.path).resolve().as_uri()
-    return f'<video controls preload="metadata" src="{_e(source)}#t={moment.start:.3f},{moment.end:.3f}"></video>'
+    address = source(moment.video) if source else text_path(moment.video.path).resolve().as_uri()
+    return f'<video controls preload="metadata" src="{_e(address)}#t={moment.start:.3f},{moment.end:.3f}"></video>'
 
 
-def _moment_html(moment: Moment, clip: Path | None, number: int) -> str:
+def _moment_html(moment: Moment, clip: Path | None, number: int,
+                 source: Callable[[VideoRef], str] | None = None) -> str:
     return (f'<section class="moment"><h2>{number}. {_e(moment.video.title)} · {clock(moment.start)}–'
             f'{clock(moment.end)}</h2><p class="meta">confidence {moment.confidence:.2f} · {_e(moment.video.path)}</p>'
-            f"{_player(moment, clip)}{_evidence_rows(moment)}</section>")
+            f"{_player(moment, clip, source)}{_evidence_rows(moment)}</section>")
 
 
 def _rejected_html(answer: Answer) -> str:
@@ -158,7 +165,8 @@ def _source(path: str) -> str:
     return file.resolve().as_uri()
 
 
-def _timeline_html(answer: Answer, timelines: dict[str, VideoTimeline]) -> str:
+def _timeline_html(answer: Answer, timelines: dict[str, VideoTimeline],
+                   source: Callable[[VideoRef], str] = _file_source) -> str:
     """One bar per video the answer names (moments first, then rejected candidates)."""
     videos = {m.video.id: m.video for m in [*answer.moments, *answer.rejected]}
     parts = []
@@ -177,7 +185,7 @@ def _timeline_html(answer: Answer, timelines: dict[str, VideoTimeline]) -> str:
                   for start, end, text in known.speech]
         parts.append(f'<div class="timeline"><b>{_e(video.title)}</b> <span class="meta">0:00–{clock(known.duration)}'
                      f'</span><div class="track">{"".join(marks)}</div>'
-                     f'<video id="{player}" controls preload="metadata" muted src="{_e(_source(video.path))}"></video>'
+                     f'<video id="{player}" controls preload="metadata" muted src="{_e(source(video))}"></video>'
                      f'</div>')
     if not parts:
         return ""
@@ -187,24 +195,38 @@ def _timeline_html(answer: Answer, timelines: dict[str, VideoTimeline]) -> str:
     return f"<h2>Where it happens</h2>{legend}{''.join(parts)}"
 
 
+def answer_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
+                timelines: dict[str, VideoTimeline] | None = None,
+                source: Callable[[VideoRef], str] | None = None) -> str:
+    """The answer's part of a page: verdict, timelines, moments, sheet, rejected candidates, usage. ``source``
+    gives the address a player loads a whole video from (default: the file on this machine)."""
+    verdict = (f'<p class="verdict found">Found: {_e(answer.answer)}</p>' if answer.found
+               else f'<p class="verdict notfound">Not found. {_e(answer.answer)}</p>')
+    moments = "".join(_moment_html(m, c, n, source)
+                      for n, (m, c) in enumerate(zip(answer.moments, clips, strict=True), 1))
+    usage = answer.usage
+    footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s) · {usage.seconds:.1f} s. '
+              f"{_e(answer.incomplete) if answer.incomplete else ''}</p>")
+    return (f"{verdict}{_timeline_html(answer, timelines or {}, source or _file_source)}{moments}"
+            f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}")
+
+
+# What the answer's part needs in a page of its own: its look, and the script that seeks its players.
+STYLE, SCRIPT = _STYLE, _SEEK + _TIMELINE
+
+
 def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
               timelines: dict[str, VideoTimeline] | None = None) -> str:
     """The page for ``answer``, with ``clips[i]`` the cut of ``answer.moments[i]`` (None: link the source)
     and a timeline for each video in ``timelines`` (by video id)."""
-    verdict = (f'<p class="verdict found">Found: {_e(answer.answer)}</p>' if answer.found
-               else f'<p class="verdict notfound">Not found. {_e(answer.answer)}</p>')
-    moments = "".join(_moment_html(m, c, n) for n, (m, c) in enumerate(zip(answer.moments, clips, strict=True), 1))
-    usage = answer.usage
-    footer = (f'<p class="meta">{usage.marlin_calls} Marlin call(s) · {usage.seconds:.1f} s. '
-              f"{_e(answer.incomplete) if answer.incomplete else ''}</p>")
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{MARK}">'
             f'<title>{_e(answer.question)}</title>'
-            f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>{verdict}"
-            f"{_timeline_html(answer, timelines or {})}{moments}"
-            f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}<script>{_SEEK}{_TIMELINE}</script></body></html>")
+            f"<style>{STYLE}</style></head><body><h1>{_e(answer.question)}</h1>"
+            f"{answer_html(answer, clips, sheet, timelines)}<script>{SCRIPT}</script></body></html>")
 
 
-async def _timelines(tools: Toolbox, answer: Answer) -> dict[str, VideoTimeline]:
+async def timelines_of(tools: Toolbox, answer: Answer) -> dict[str, VideoTimeline]:
+    """The length and spoken lines of each video the answer names (a video gone since is left out)."""
     found = {}
     for video_id in dict.fromkeys(m.video.id for m in [*answer.moments, *answer.rejected]):
         try:
@@ -227,7 +249,7 @@ async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path
             else:
                 made = await tools.clip(moment.video.id, moment.start, moment.end, Path(scratch))
                 clips.append(Path(made.path))
-        page = page_html(answer, clips, sheet, await _timelines(tools, answer))
+        page = page_html(answer, clips, sheet, await timelines_of(tools, answer))
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.partial")
         await asyncio.to_thread(partial.write_text, page, "utf-8")

@@ -9,7 +9,7 @@ import typer
 from rich.markup import escape
 
 from marlin_agent.app.capabilities import CAPABILITIES
-from marlin_agent.cli import engine, evaluate, footage, models, render, setup, video, watching
+from marlin_agent.cli import engine, evaluate, footage, models, render, serving, setup, video, watching
 from marlin_agent.cli.commands import Spelling, command
 from marlin_agent.cli.options import (
     CommandApp,
@@ -100,8 +100,8 @@ _EXTENDED = {"find": video.verify_option, "ask": footage.ask_page, "index": foot
 for capability in CAPABILITIES:
     app.command(capability.name.replace("_", "-"))(command(
         capability, _SHOWN.get(capability.name), _SPELLED.get(capability.name), _EXTENDED.get(capability.name)))
-for name, function in (("watch", watching.watch_command), ("mcp", mcp_command), ("setup", setup.setup_command),
-                       ("doctor", setup.doctor_command)):
+for name, function in (("watch", watching.watch_command), ("mcp", mcp_command), ("serve", serving.serve_command),
+                       ("setup", setup.setup_command), ("doctor", setup.doctor_command)):
     app.command(name)(function)
 app.add_typer(evaluate.eval_app, name="eval")
 app.add_typer(engine.engine_app, name="engine")

@@ -35,25 +35,30 @@ lie inside the server's roots. `watch_status` (and the resource marlin://watch/a
 standing questions a user runs with `marlin-agent watch`: their latest alerts and any gaps."""
 
 
-def build_server(settings: Settings, roots: list[str | Path] | None = None, verbose: bool = False,
-                 preload: bool = False) -> MCPServer:
-    """The MCP server over ``settings``; ``roots`` (else ``[mcp] roots``, else the cwd) bound every path;
-    ``verbose`` logs libraries' debug lines on stderr (warnings only otherwise); ``preload`` loads the
-    heavy modules and models shortly after start instead of at the first call."""
+def remote_tools(settings: Settings, roots: list[str | Path] | None = None) -> MarlinTools:
+    """The state behind a remote front door: ``roots`` (else ``[mcp] roots``, else the cwd) bound every path."""
     allowed = list(roots or settings.mcp.roots or [Path.cwd()])
     guard = PathGuard(allowed, settings.mcp.allow_urls, settings.mcp.allow_private_urls)
     # Folders walked for the caller are confined too: a link inside a root must not bring in footage from
     # outside; and the caller's URLs stay off this machine's own networks unless the operator allows them.
     settings = settings.model_copy(update={"library": settings.library.model_copy(
         update={"confine_to": [str(root) for root in guard.roots], "internal_urls": settings.mcp.allow_private_urls})})
-    tools = MarlinTools(settings, guard)
+    return MarlinTools(settings, guard)
+
+
+def build_server(settings: Settings, roots: list[str | Path] | None = None, verbose: bool = False,
+                 preload: bool = False, tools: MarlinTools | None = None) -> MCPServer:
+    """The MCP server over ``settings`` and ``roots`` (see ``remote_tools``), or over the state ``tools`` another
+    front door shares with it; ``verbose`` logs libraries' debug lines on stderr (warnings only otherwise);
+    ``preload`` loads the heavy modules and models shortly after start instead of at the first call."""
+    tools = tools or remote_tools(settings, roots)
     if preload:
         tools.startup.begin(delay=BEGIN_AFTER_SECONDS)
     # WARNING, not the SDK's INFO: at INFO every HTTP request (httpx) and every transcription
     # (faster-whisper) writes a line to the host's log of this server's stderr.
     server = MCPServer(name="marlin", version=__version__, instructions=INSTRUCTIONS,
                        log_level="DEBUG" if verbose else "WARNING")
-    toolset = Toolset(tools, guard)
+    toolset = Toolset(tools, tools.guard)
     for function, hints in toolset.served_tools():
         server.tool(annotations=hints)(function)
     server.resource(ALERTS_RESOURCE, mime_type="application/json",

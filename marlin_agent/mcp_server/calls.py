@@ -38,6 +38,14 @@ def tool_error(exc: MarlinAgentError) -> ToolError:
     return ToolError(f"{exc.code}: {exc.message}." + (f" Hint: {hint}" if hint else ""))
 
 
+class EngineStarting(MarlinAgentError):
+    """The local engine a call needs is starting in the background; the call is refused, the start goes on."""
+
+    code = "engine_starting"
+    exit_code = 3
+    default_hint = "Call again in a minute; `marlin-agent engine logs` shows its progress."
+
+
 class Reporter:
     """Turns the indexer's progress callbacks (any thread) into MCP progress notifications."""
 
@@ -113,12 +121,11 @@ class MarlinTools:
         try:
             settings = await asyncio.wait_for(asyncio.shield(self._starting), self.settings.mcp.call_seconds)
         except TimeoutError:
-            raise ToolError("engine_starting: the local Marlin engine is still starting (the first start "
-                            "downloads the weights). Call again in a minute; `marlin-agent engine logs` shows "
-                            "its progress.") from None
-        except MarlinAgentError as exc:
+            raise EngineStarting("the local Marlin engine is still starting (the first start downloads the "
+                                 "weights)") from None
+        except MarlinAgentError:
             self._starting = None  # the next call tries again
-            raise tool_error(exc) from None
+            raise
         self._starting = None
         self.settings = settings
         return settings
@@ -158,8 +165,8 @@ class MarlinTools:
         from marlin_agent.watch.state import watch_status
         from marlin_agent.watch.stream import is_stream
 
-        library = await self.bounded(asyncio.to_thread(open_library, self.settings), "watch_status")
-        statuses = await self.bounded(asyncio.to_thread(watch_status, library, recent), "watch_status")
+        library = await asyncio.to_thread(open_library, self.settings)
+        statuses = await asyncio.to_thread(watch_status, library, recent)
         recordings = str(self.settings.watch_dir)
         shown = []
         for status in statuses:

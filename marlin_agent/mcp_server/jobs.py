@@ -1,8 +1,9 @@
 """Long work as jobs a client can poll.
 
-An MCP tool call should not hold a client for an hour. Every long call runs as a job; a
-call returns the job's result when it finishes within the call's bound, and otherwise the
-job keeps running in the server's event loop after the call returns, for the client to poll.
+An MCP tool call or a REST request should not hold a client for an hour. Every long call runs
+as a job; a call returns the job's result when it finishes within the call's bound, and
+otherwise the job keeps running in the server's event loop after the call returns, for the
+client to poll (or, over REST, to follow as server-sent events).
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import uuid
 from collections.abc import Awaitable, Callable
 from typing import Any, Literal
 
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel
 
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
@@ -49,6 +49,7 @@ class Jobs:
         self._jobs: dict[str, Job] = {}
         self._tasks: dict[str, asyncio.Task] = {}
         self._results: dict[str, Any] = {}
+        self._failures: dict[str, MarlinAgentError] = {}
 
     def start(self, kind: str, work: Callable[[Job], Awaitable[BaseModel]]) -> Job:
         job = Job(id=f"{kind}-{uuid.uuid4().hex[:8]}", kind=kind, state="running", started=time.time(), seconds=0.0)
@@ -64,10 +65,11 @@ class Jobs:
             document = result.model_dump(mode="json") if isinstance(result, BaseModel) else {"result": result}
             job.result, job.state = document, "done"
         except MarlinAgentError as exc:
+            self._failures[job.id] = exc
             job.error, job.state = exc.to_dict(), "failed"
-        except ToolError as exc:  # said as "code: message" already (the engine still starting, say)
-            code, _, message = str(exc).partition(": ")
-            job.error, job.state = {"code": code, "message": message, "hint": ""}, "failed"
+        except asyncio.CancelledError:
+            job.error, job.state = {"code": "cancelled", "message": "the job was stopped", "hint": ""}, "failed"
+            raise
         except Exception as exc:  # a job must end in a state the client can read, whatever broke
             job.error, job.state = {"code": "internal_error", "message": redact(repr(exc)), "hint": ""}, "failed"
         finally:
@@ -85,10 +87,27 @@ class Jobs:
         """The finished job's result as the object its work returned."""
         return self._results[job_id]
 
+    def failure(self, job_id: str) -> MarlinAgentError | None:
+        """The error a failed job ended with, when it was one of ours (None: still running, done, or a crash)."""
+        return self._failures.get(job_id)
+
+    def listed(self) -> list[Job]:
+        """Every job of this process, newest first."""
+        return sorted((self.get(job_id) for job_id in self._jobs), key=lambda job: job.started, reverse=True)
+
     async def wait(self, job_id: str, seconds: float) -> Job:
         """The job once it ends, or as it stands after ``seconds``."""
         task = self._tasks[job_id]
         await asyncio.wait({task}, timeout=seconds)
+        return self.get(job_id)
+
+    async def cancel(self, job_id: str) -> Job:
+        """Stop a running job (a finished one is left as it ended)."""
+        self.get(job_id)  # an unknown id is refused
+        task = self._tasks[job_id]
+        if not task.done():
+            task.cancel()
+            await asyncio.wait({task})
         return self.get(job_id)
 
     async def close(self) -> None:

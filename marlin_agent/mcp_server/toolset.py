@@ -12,8 +12,6 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import json
-import time
-from pathlib import Path
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
@@ -21,9 +19,10 @@ from mcp.types import ToolAnnotations
 from pydantic import BaseModel, Field
 
 from marlin_agent.app.capabilities import CAPABILITIES
-from marlin_agent.app.capability import Capability, Param, Role, Run, optional_of
+from marlin_agent.app.capability import Capability, Param, Role
 from marlin_agent.errors import MarlinAgentError
 from marlin_agent.mcp_server.calls import MarlinTools, checked, tool_error
+from marlin_agent.mcp_server.confined import confined_run, confined_value, remote_default, remote_type
 from marlin_agent.mcp_server.jobs import Job
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.watch.records import WatchStatus
@@ -46,27 +45,6 @@ def _name(param: Param) -> str:
     return _SOURCES_NAME if param.role is Role.SOURCES else param.name
 
 
-def _declared(param: Param) -> Any:
-    """The parameter's type as MCP takes it: paths as strings (JSON Schema has no path format), an output
-    folder as a yes or no."""
-    if param.role is Role.OUTPUT_FOLDER:
-        return Annotated[bool, Field(description=f"{param.description} (a new folder under $MARLIN_HOME/{param.name}; "
-                                                 "the result holds each file's absolute path)")]
-    if param.role is Role.SOURCES and param.required:  # over MCP the roots are what there is to look at
-        return Annotated[param.annotation | None, Field(description=f"{param.field.description} Default: every "
-                                                                    "root of this server.")]
-    annotation = param.annotation
-    if optional_of(annotation) is Path:
-        annotation = str if annotation is Path else str | None
-    return Annotated[annotation, param.field]
-
-
-def _default(param: Param) -> Any:
-    if param.role is Role.OUTPUT_FOLDER:
-        return False
-    return None if param.role is Role.SOURCES and param.required else param.default
-
-
 def _hints(capability: Capability) -> ToolAnnotations:
     """What a host may tell its user before a call: reading changes nothing; indexing adds to the local index only
     (never deletes) and running it again adds nothing; a file written may be one the caller named."""
@@ -85,8 +63,8 @@ class Toolset:
     def tool(self, capability: Capability):
         """The MCP tool for ``capability``: its parameters (in MCP's spelling), a context, and for a job its wait."""
         params = capability.params()
-        given = [inspect.Parameter(_name(p), inspect.Parameter.KEYWORD_ONLY, annotation=_declared(p),
-                                   default=_default(p)) for p in params]
+        given = [inspect.Parameter(_name(p), inspect.Parameter.KEYWORD_ONLY, annotation=remote_type(p),
+                                   default=remote_default(p)) for p in params]
         if capability.job:
             given.append(inspect.Parameter("wait_seconds", inspect.Parameter.KEYWORD_ONLY, annotation=_WAIT,
                                            default=30.0))
@@ -105,14 +83,15 @@ class Toolset:
     async def call(self, capability: Capability, values: dict[str, Any], ctx: Context) -> Any:
         await self.tools.startup.ready()
         wait = values.pop("wait_seconds", None)
-        run = self._run(capability)
-        arguments = {p.name: self._taken(p, values.get(_name(p), _default(p)), run) for p in capability.params()}
+        run = confined_run(capability, self.tools.settings, self.tools.served, self.guard)
         try:
+            arguments = {p.name: confined_value(p, values.get(_name(p), remote_default(p)), self.guard, run)
+                         for p in capability.params()}
             arguments = capability.checked(arguments, run)
+            if capability.wants_server(arguments):
+                await run.served()  # a server that is not there is this call's error, not a failed job's
         except MarlinAgentError as exc:
             raise tool_error(exc) from None
-        if capability.wants_server(arguments):
-            await run.served()  # a server that is not there is this call's error, not a failed job's
 
         def work(reporter):
             return capability.function(**arguments, run=dataclasses.replace(run, on_index=reporter,
@@ -122,31 +101,6 @@ class Toolset:
             job = self.tools.start(capability.name, work)
             return await self.tools.wait(job.id, wait, ctx)
         return await self.tools.as_job(capability.name, work, ctx)
-
-    def _run(self, capability: Capability) -> Run:
-        home = self.tools.settings.home
-
-        def output_for(stem: str, suffix: str) -> Path:
-            return home / f"{capability.name}s" / f"{stem}-{time.strftime('%Y%m%d-%H%M%S')}{suffix}"
-
-        return Run(self.tools.settings, serve=self.tools.served, visible=self.guard.visible,
-                   roots=[str(root) for root in self.guard.roots], output_for=output_for)
-
-    def _taken(self, param: Param, value: Any, run: Run) -> Any:
-        """A caller's value, confined to the roots by what it names."""
-        if param.role is Role.SOURCES and value is None and param.required:
-            return [str(root) for root in self.guard.roots]
-        if value is None:
-            return None
-        if param.role is Role.SOURCES:
-            return checked(self.guard.sources, value)
-        if param.role in (Role.VIDEO, Role.OUTPUT):
-            return checked(self.guard.path, value)
-        if param.role is Role.SCHEMA and isinstance(value, str) and value != "marlin":
-            return str(checked(self.guard.path, value))
-        if param.role is Role.OUTPUT_FOLDER:
-            return run.settings.home / param.name / time.strftime("%Y%m%d-%H%M%S") if value else None
-        return value
 
     async def job_status(self, job_id: str, ctx: Context, wait_seconds: float = 10.0) -> Job:
         """The state of a job (index, extract, or a call that outlasted its bound); waits up to wait_seconds for it
@@ -160,11 +114,12 @@ class Toolset:
         footage judged/pending/failed, the latest alerts (verified moments with clip and thumbnail
         paths) and the gaps in recorded streams. Read-only: watches are started from the command line."""
         await self.tools.startup.ready()
-        return WatchStatusList(watches=await self.tools.watch_statuses(recent))
+        return WatchStatusList(watches=await self.tools.bounded(self.tools.watch_statuses(recent), "watch_status"))
 
     async def watch_alerts(self) -> str:
         await self.tools.startup.ready()
-        alerts = sorted((a for s in await self.tools.watch_statuses(50) for a in s.recent_alerts),
+        statuses = await self.tools.bounded(self.tools.watch_statuses(50), "the alerts")
+        alerts = sorted((a for s in statuses for a in s.recent_alerts),
                         key=lambda a: a.raised_at)[-50:]
         return WatchStatusList.alerts_json(alerts)
 

@@ -1,0 +1,86 @@
+"""One ASGI app: the REST API, MCP over streamable HTTP at ``/mcp``, and the web app, over one shared state.
+
+The three share the roots, the jobs and the engine start of ``mcp_server.remote_tools``: a job
+started from a page can be followed over REST, and an MCP client sees the same footage. Access
+(``serve.access``) is checked before any of them.
+"""
+
+from __future__ import annotations
+
+import logging
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.staticfiles import StaticFiles
+from mcp.server.transport_security import TransportSecuritySettings
+
+from marlin_agent.app.capabilities import CAPABILITIES
+from marlin_agent.app.capability import Capability
+from marlin_agent.config import Settings
+from marlin_agent.errors import MarlinAgentError
+from marlin_agent.mcp_server import build_server, remote_tools
+from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS
+from marlin_agent.redaction import redact
+from marlin_agent.serve.access import Access, AccessMiddleware
+from marlin_agent.serve.rest import API, api_router
+from marlin_agent.serve.statuses import error_response, response_for, status_of
+from marlin_agent.serve.web import STATIC, error_page, web_router
+from marlin_agent.version import __version__
+
+# What answers JSON (an error included); the rest of the site answers pages.
+_MACHINE_PATHS = (API, "/mcp")
+
+
+def _wants_json(request: Request) -> bool:
+    return request.url.path.startswith(_MACHINE_PATHS) or request.url.path.startswith("/media/")
+
+
+def build_app(settings: Settings, roots: list[str | Path] | None = None, token: str | None = None,
+              capabilities: tuple[Capability, ...] = CAPABILITIES, verbose: bool = False) -> FastAPI:
+    """The app over ``settings``; ``roots`` bound the footage (else ``[mcp] roots``, else the cwd); ``token``
+    None answers loopback callers only, else every request must carry it."""
+    tools = remote_tools(settings, roots)
+    # This app checks hosts and origins itself (serve.access), for every route alike.
+    unchecked = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    mcp_app = build_server(settings, verbose=verbose, tools=tools).streamable_http_app(
+        streamable_http_path="/mcp", transport_security=unchecked)
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI):
+        tools.startup.begin(delay=BEGIN_AFTER_SECONDS)
+        async with mcp_app.router.lifespan_context(mcp_app):
+            yield
+        await tools.jobs.close()
+
+    app = FastAPI(title="marlin-agent", version=__version__, lifespan=lifespan, docs_url=None, redoc_url=None,
+                  openapi_url=f"{API}/openapi.json",
+                  description="Ask questions of footage with Marlin-2B: verified moments or an honest \"not found\". "
+                              "The same capabilities as the CLI, MCP and the Python API.")
+    app.state.tools = tools
+    app.include_router(api_router(tools, capabilities))
+    app.include_router(web_router(tools))
+    app.mount("/static", StaticFiles(directory=STATIC), name="static")
+    app.router.routes.extend(mcp_app.routes)
+
+    @app.exception_handler(MarlinAgentError)
+    async def failed(request: Request, exc: MarlinAgentError):
+        return response_for(exc) if _wants_json(request) else error_page(exc, status_of(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        problem = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(part) for part in problem["loc"][1:])  # the first names where: body, query, path
+        return error_response("bad_input", f"{where}: {problem['msg']}" if where else problem["msg"],
+                              "The OpenAPI document at /api/v1/openapi.json describes every request.", status=422)
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception):
+        logging.getLogger("marlin_agent.serve").error("%s %s failed: %s", request.method, request.url.path,
+                                                      redact(repr(exc)))
+        return error_response("internal_error", "the server failed on this request",
+                              "Run `marlin-agent serve -v` to see why in its log.", status=500)
+
+    app.add_middleware(AccessMiddleware, access=Access(token))
+    return app
