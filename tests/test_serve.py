@@ -242,9 +242,13 @@ def test_mcp_over_http_is_the_stdio_server_and_listening_elsewhere_makes_a_token
         assert [t.name for t in tools.tools] == [t.name for t in stdio_tools.tools]
         assert [t.input_schema for t in tools.tools] == [t.input_schema for t in stdio_tools.tools]
         assert result.structured_content["roots"] == [str(root.resolve())]
+        # A watch's alerts link their moments here while it runs (watch/services.py).
+        running = json.loads((Path(library_env["MARLIN_HOME"]) / "serve.json").read_text())
+        assert running["address"] == address and running["pid"] == process.pid
     finally:
         process.terminate()
         process.wait(30)
+    assert not (Path(library_env["MARLIN_HOME"]) / "serve.json").exists()
 
     credentials = Path(library_env["MARLIN_HOME"]) / "credentials.toml"
     process, address, lines = _serve(library_env, root, "--host", "0.0.0.0")

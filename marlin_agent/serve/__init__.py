@@ -9,6 +9,9 @@ footage confined to the roots; pages of other sites cannot change anything (``se
 from __future__ import annotations
 
 import asyncio
+import json
+import os
+import signal
 import socket
 import sys
 from pathlib import Path
@@ -51,7 +54,24 @@ def serve_http(settings: Settings, host: str | None = None, port: int | None = N
     # Access lines would carry a token given in an address; the app logs failures itself.
     config = uvicorn.Config(app, log_level="debug" if verbose else "warning", access_log=verbose and token is None,
                             lifespan="on", timeout_graceful_shutdown=5)
+    running = _announce(settings, address)
+    # uvicorn shuts down gracefully on SIGTERM, then raises it again under the handler it found: this one
+    # ends the process through the cleanup below rather than at once.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     try:
         asyncio.run(uvicorn.Server(config).serve(sockets=[sock]))
     except KeyboardInterrupt:
         pass
+    finally:
+        running.unlink(missing_ok=True)
+
+
+def _announce(settings: Settings, address: str) -> Path:
+    """Where this server answers, for the watch's alerts to link their moments to (removed when it stops)."""
+    from marlin_agent.watch.services import SERVE_FILE
+
+    reachable = address.replace("0.0.0.0", socket.gethostname()).replace("[::]", socket.gethostname())
+    target = settings.home / SERVE_FILE
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(json.dumps({"address": reachable, "pid": os.getpid()}))
+    return target

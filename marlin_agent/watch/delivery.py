@@ -19,8 +19,8 @@ from pathlib import Path
 from typing import Literal
 
 from marlin_agent.config import WatchSettings
-from marlin_agent.watch.notify import DeliveryFailed, Target
 from marlin_agent.watch.records import stamp
+from marlin_agent.watch.target import DeliveryFailed, Target
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Where alerts go: webhooks, MQTT, a command, and always a JSON Lines log.
+"""Where alerts go: webhooks, MQTT, a command, notification services, and always a JSON Lines log.
 
 A target is written as the user typed it (``--notify``); secrets appear in it only as ``${NAME}``,
 filled at the moment of sending from credentials.toml's ``[watch.secrets]`` or the environment
@@ -8,8 +8,11 @@ filled at the moment of sending from credentials.toml's ``[watch.secrets]`` or t
   and the clip as base64 (``thumbnail_base64``, ``clip_base64``) for receivers that cannot read
   this machine's files.
 - ``mqtt://[USER[:${SECRET}]@]HOST[:PORT]/TOPIC`` (``mqtts://`` for TLS): the alert as a JSON
-  payload, QoS 1, not retained: what home-automation setups subscribe to.
+  payload, QoS 1, not retained: what home-automation setups subscribe to. ``?discovery=homeassistant``
+  also makes each question a Home Assistant entity that fires on its alerts (``home_assistant``).
 - ``cmd:PROGRAM ARGS…``: the program run with the alert as JSON on its standard input.
+- a notification service's Apprise URL (``slack://…``, ``discord://…``, ``tgram://…``, ``ntfy://…``,
+  ``mailto://…``, or the service's own webhook address): a message written for people (``services``).
 """
 
 from __future__ import annotations
@@ -21,26 +24,15 @@ import subprocess
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol
 
 from marlin_agent.config import Settings, expand_secrets, refuse_written_password, secret_names
 from marlin_agent.errors import ConfigError, MissingDependency
 from marlin_agent.redaction import redact
+from marlin_agent.watch.home_assistant import DEFAULT_PREFIX, announcements, fired
+from marlin_agent.watch.services import Service, known_service
+from marlin_agent.watch.target import DeliveryFailed, Target
 
 _INLINE_LIMIT = 25 * 1024 * 1024  # a clip bigger than this goes by path only
-
-
-class DeliveryFailed(Exception):
-    """Why a delivery did not land; its text never holds a secret of the target (it is stored and shown)."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(redact(message))
-
-
-class Target(Protocol):
-    text: str
-
-    def send(self, document: dict) -> None: ...
 
 
 def _inline(document: dict) -> dict:
@@ -86,6 +78,8 @@ class Mqtt:
     password: str | None
     tls: bool
 
+    discovery: str | None = None  # Home Assistant's discovery prefix, when its entities are announced
+
     @classmethod
     def parse(cls, text: str, settings: Settings) -> Mqtt:
         parts = urllib.parse.urlsplit(text)
@@ -93,21 +87,43 @@ class Mqtt:
         if not parts.hostname or not topic:
             raise ConfigError(f"an MQTT target needs a host and a topic: {text}",
                               hint="Write it as mqtt://HOST[:PORT]/TOPIC, e.g. mqtt://127.0.0.1/marlin/alerts.")
-        if "#" in text or parts.query or any(wild in topic for wild in "+#"):
+        if "#" in text or any(wild in topic for wild in "+#"):
             raise ConfigError(f"an alert is published to one topic, without wildcards: {topic}")
+        options = urllib.parse.parse_qs(parts.query, keep_blank_values=True)
+        if set(options) - {"discovery"} or len(options.get("discovery", [])) > 1:
+            raise ConfigError(f"unknown option in an MQTT target: {parts.query}",
+                              hint="The one option is ?discovery=homeassistant (Home Assistant's MQTT discovery).")
+        discovery = options["discovery"][0] or DEFAULT_PREFIX if "discovery" in options else None
         refuse_written_password(text, "an MQTT", "mqtt://USER:${NAME}@HOST/TOPIC")
         raw_password = parts.password
         tls = parts.scheme == "mqtts"
         return cls(text=text, settings=settings, host=parts.hostname, port=parts.port or (8883 if tls else 1883),
                    topic=topic, username=urllib.parse.unquote(parts.username) if parts.username else None,
-                   password=urllib.parse.unquote(raw_password) if raw_password else None, tls=tls)
+                   password=urllib.parse.unquote(raw_password) if raw_password else None, tls=tls,
+                   discovery=discovery)
 
     def send(self, document: dict) -> None:
+        messages = [(self.topic, json.dumps(document), False)]
+        if self.discovery:  # the entity announced again (a broker restarted since keeps it), then fired
+            messages[:0] = [(topic, config, True) for topic, config in announcements(
+                self.discovery, self.topic, document.get("watch", ""), [document.get("question", "")],
+                [document.get("source", "")])]
+            messages.append((*fired(self.topic, document), False))
+        self._publish(messages, f"marlin-agent-{document.get('id', '')}")
+
+    def announce(self, watch: str, questions: list[str], sources: list[str]) -> None:
+        """Home Assistant's entities for a watch's questions, as it starts (nothing without discovery)."""
+        if self.discovery:
+            self._publish([(topic, config, True) for topic, config in announcements(
+                self.discovery, self.topic, watch, questions, sources)], f"marlin-agent-{watch}")
+
+    def _publish(self, messages: list[tuple[str, str, bool]], client_id: str) -> None:
+        """Each (topic, payload, retained) at QoS 1 over one connection, every one acknowledged."""
         try:
             import paho.mqtt.client as mqtt
         except ImportError as exc:
             raise MissingDependency("MQTT alerts", "watch") from exc
-        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=f"marlin-agent-{document.get('id', '')}")
+        client = mqtt.Client(mqtt.CallbackAPIVersion.VERSION2, client_id=client_id)
         if self.username:
             password = expand_secrets(self.password, self.settings) if self.password else None
             client.username_pw_set(self.username, password)
@@ -120,10 +136,11 @@ class Mqtt:
             raise DeliveryFailed(f"could not reach the broker {self.host}:{self.port}: {exc}") from None
         client.loop_start()
         try:
-            sent = client.publish(self.topic, json.dumps(document), qos=1, retain=False)
-            sent.wait_for_publish(self.settings.watch.notify_timeout)
-            if not sent.is_published():
-                raise DeliveryFailed(f"the broker {self.host}:{self.port} did not acknowledge the alert")
+            for topic, payload, retain in messages:
+                sent = client.publish(topic, payload, qos=1, retain=retain)
+                sent.wait_for_publish(self.settings.watch.notify_timeout)
+                if not sent.is_published():
+                    raise DeliveryFailed(f"the broker {self.host}:{self.port} did not acknowledge the alert")
         except (RuntimeError, ValueError) as exc:
             raise DeliveryFailed(str(exc)) from None
         finally:
@@ -154,8 +171,6 @@ def parse_target(text: str, settings: Settings) -> Target:
     start, so a watch never runs for hours to fail on its first alert)."""
     for name in secret_names(text):
         expand_secrets("${" + name + "}", settings)
-    if text.startswith(("http://", "https://")):
-        return Webhook(text, settings)
     if text.startswith(("mqtt://", "mqtts://")):
         return Mqtt.parse(text, settings)
     if text.startswith("cmd:"):
@@ -163,8 +178,13 @@ def parse_target(text: str, settings: Settings) -> Target:
         if not argv:
             raise ConfigError("cmd: names no program", hint="Write it as cmd:PROGRAM ARGS, e.g. cmd:./on-alert.sh")
         return Command(text, settings, argv)
+    if known_service(text, settings):  # Slack's or Discord's own https:// webhook address included
+        return Service(text, settings)
+    if text.startswith(("http://", "https://")):
+        return Webhook(text, settings)
     raise ConfigError(f"unknown notify target: {text}",
-                      hint="Use https://… (a JSON POST), mqtt://HOST/TOPIC, or cmd:PROGRAM.")
+                      hint="Use https://… (a JSON POST), mqtt://HOST/TOPIC, cmd:PROGRAM, or a notification "
+                           "service's Apprise URL (slack://…, discord://…, tgram://…, ntfy://…, mailto://…).")
 
 
 class JsonLines:

@@ -58,6 +58,7 @@ from marlin_agent.watch.stream import (
     stream_origin,
     wall_start_of,
 )
+from marlin_agent.watch.target import DeliveryFailed
 
 Event = Alert | Gap
 _RETRY_MAX = 60.0  # the longest wait before a piece is tried again after a server or store failure
@@ -407,6 +408,17 @@ class Watcher:
 
     # --- delivering ---------------------------------------------------------------------
 
+    async def _announce(self) -> None:
+        """Targets that show each question before any alert (Home Assistant's entities) are told them now; one
+        that cannot be reached is told again with the first alert it gets."""
+        for target in self.targets:
+            if hasattr(target, "announce"):
+                try:
+                    await asyncio.to_thread(target.announce, self.spec.id, self.questions, self.spec.sources)
+                except DeliveryFailed as exc:
+                    self.say(f"could not announce the questions to {target.text}: {exc} (they go with the first "
+                             "alert)")
+
     def _deliver(self, alert: Alert) -> None:
         task = asyncio.ensure_future(self._send(alert))
         self._deliveries.add(task)
@@ -490,6 +502,7 @@ class Watcher:
     async def _run(self, stop: asyncio.Event) -> AsyncIterator[Event]:
         await self._open()
         known = await self._resume()
+        await self._announce()
         followers = []
         for source in self.spec.sources:
             if is_stream(source):
