@@ -3,20 +3,14 @@ errors, every moment's video plays, and each opens at its moment."""
 
 from __future__ import annotations
 
-import shutil
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 
+from tests.browser import CHROMIUM, CLICKED, FLAGS, NEEDS_CHROMIUM
 from tests.cli_runner import document, invoke
-from tests.machine import needs
 
-CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
-pytestmark = needs(Path(CHROMIUM).exists(), "Chromium", "apt-get install chromium")
-# As the machine's notes advise for a closed network: no background connections, no first run.
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync", "--autoplay-policy=no-user-gesture-required"]
+pytestmark = NEEDS_CHROMIUM
 
 PLAY = """async (index) => {
   const v = document.querySelectorAll('section.moment video')[index];
@@ -88,15 +82,6 @@ def test_a_not_found_answer_says_so_and_keeps_the_rejected_candidates_folded(foo
         assert page.errors == []
 
 
-CLICKED = """async (selector) => {
-  const mark = document.querySelector(selector);
-  const player = document.getElementById(mark.dataset.player);
-  mark.click();
-  for (let n = 0; n < 50 && (player.readyState < 1 || player.seeking || player.currentTime === 0); n++)
-    await new Promise(r => setTimeout(r, 100));
-  player.pause();
-  return {start: parseFloat(mark.dataset.start), at: player.currentTime, left: parseFloat(mark.style.left)};
-}"""
 
 
 def test_the_timeline_places_moments_candidates_and_speech_and_a_click_plays_from_there(speech_video, library_env,

@@ -5,13 +5,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import re
 import shutil
 import stat
-import subprocess
-import sys
-import time
 from pathlib import Path
 from typing import Annotated
 
@@ -23,6 +19,7 @@ from marlin_agent.app.capability import Capability, Role, Run
 from marlin_agent.config import load_settings
 from marlin_agent.serve.app import build_app
 from tests.cli_runner import document, invoke
+from tests.serve_process import serve_process
 
 REPO = Path(__file__).resolve().parents[1]
 LOCAL = "http://127.0.0.1:8765"
@@ -69,6 +66,8 @@ def test_every_capability_is_a_route_described_in_a_valid_openapi_document(libra
         assert ask["required"] == ["question"]  # footage left out: every root
         assert ask["additionalProperties"] is False
         assert schemas["SearchRequest"]["properties"]["k"]["maximum"] == 200
+        answered = spec["paths"]["/api/v1/ask"]["post"]["responses"]["200"]["content"]["application/json"]["schema"]
+        assert {"found", "moments"} <= set(schemas[answered["$ref"].rsplit("/", 1)[1]]["properties"])
         # A capability added to the table is a route, with no route code: its bounds and roles hold.
         assert client.post("/api/v1/echo", json={"words": "hello"}).json() == {"schema_version": "1",
                                                                                "said": "hello (no video)"}
@@ -203,25 +202,6 @@ def test_media_and_pages_show_only_what_lies_inside_the_roots(library_env, root,
         assert "private" not in client.get("/").text
 
 
-def _serve(env: dict[str, str], root: Path, *flags: str) -> tuple[subprocess.Popen, str, list[str]]:
-    """`marlin-agent serve --port 0`, and the address and lines it printed."""
-    full = {**os.environ, **env, "PYTHONPATH": str(REPO)}
-    process = subprocess.Popen([sys.executable, "-m", "marlin_agent", "serve", "--port", "0", "--root", str(root),
-                                *flags], env=full, cwd=str(root), stderr=subprocess.PIPE, text=True)
-    lines = []
-    deadline = time.monotonic() + 60
-    while time.monotonic() < deadline:
-        line = process.stderr.readline()
-        lines.append(line)
-        if line.startswith("footage inside"):
-            if "0.0.0.0" in lines[0]:
-                lines.append(process.stderr.readline())  # the token line
-            address = re.search(r"(http://\S+/) ", lines[0]).group(1)
-            return process, address, lines
-    process.kill()
-    raise AssertionError("".join(lines))
-
-
 def test_mcp_over_http_is_the_stdio_server_and_listening_elsewhere_makes_a_token_once(library_env, root):
     import httpx2
     from mcp import Client
@@ -230,7 +210,7 @@ def test_mcp_over_http_is_the_stdio_server_and_listening_elsewhere_makes_a_token
     from tests.mcp_client import session
 
     stdio_tools = session(library_env, root, lambda client: client.list_tools())
-    process, address, _ = _serve(library_env, root)
+    process, address, _ = serve_process(library_env, root)
     try:
         async def listed():
             async with Client(f"{address}mcp", read_timeout_seconds=120) as client:
@@ -251,7 +231,7 @@ def test_mcp_over_http_is_the_stdio_server_and_listening_elsewhere_makes_a_token
     assert not (Path(library_env["MARLIN_HOME"]) / "serve.json").exists()
 
     credentials = Path(library_env["MARLIN_HOME"]) / "credentials.toml"
-    process, address, lines = _serve(library_env, root, "--host", "0.0.0.0")
+    process, address, lines = serve_process(library_env, root, "--host", "0.0.0.0")
     try:
         token = re.search(r"\?token=(\S+)", lines[-1]).group(1)
         assert stat.S_IMODE(credentials.stat().st_mode) == 0o600 and token in credentials.read_text()
@@ -268,7 +248,31 @@ def test_mcp_over_http_is_the_stdio_server_and_listening_elsewhere_makes_a_token
     finally:
         process.terminate()
         process.wait(30)
-    process, _, lines = _serve(library_env, root, "--host", "0.0.0.0")  # the next start shows where it is, not it
+    process, _, lines = serve_process(library_env, root, "--host", "0.0.0.0")  # the next start shows where it is, not it
     process.terminate()
     process.wait(30)
     assert token not in "".join(lines) and "credentials.toml" in lines[-1]
+
+
+def test_fifty_searches_and_four_asks_at_once_all_answer(library_env, root):
+    import httpx
+
+    process, address, _ = serve_process(library_env, root)
+    try:
+        async def load():
+            async with httpx.AsyncClient(base_url=f"{address}api/v1", timeout=300) as client:
+                indexed = await client.post("/index", params={"wait": 240}, json={})
+                assert indexed.status_code == 200, indexed.text
+                searches = [client.post("/search", json={"query": f"a red circle {n}", "k": 5}) for n in range(50)]
+                asks = [client.post("/ask", json={"question": question}) for question in (
+                    "when does the red circle appear", "when does a blue square appear", "when does a dog bark",
+                    "how many times does a red circle appear")]
+                return await asyncio.gather(*searches, *asks)
+
+        answers = asyncio.run(load())
+        assert [a.status_code for a in answers] == [200] * 54, [a.text for a in answers if a.status_code != 200][:2]
+        assert all(a.json()["results"] for a in answers[:50])
+        assert [a.json()["found"] for a in answers[50:]] == [True, True, False, True]
+    finally:
+        process.terminate()
+        process.wait(30)

@@ -211,8 +211,10 @@ def answer_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
             f"{_sheet_html(sheet)}{_rejected_html(answer)}{footer}")
 
 
-# What the answer's part needs in a page of its own: its look, and the script that seeks its players.
-STYLE, SCRIPT = _STYLE, _SEEK + _TIMELINE
+# What the answer's part needs inside another page: its look (that page's own body layout kept), and the script
+# that seeks its players.
+STYLE = "\n".join(line for line in _STYLE.splitlines() if not line.startswith("body{"))
+SCRIPT = _SEEK + _TIMELINE
 
 
 def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
@@ -221,7 +223,7 @@ def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
     and a timeline for each video in ``timelines`` (by video id)."""
     return (f'<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="generator" content="{MARK}">'
             f'<title>{_e(answer.question)}</title>'
-            f"<style>{STYLE}</style></head><body><h1>{_e(answer.question)}</h1>"
+            f"<style>{_STYLE}</style></head><body><h1>{_e(answer.question)}</h1>"
             f"{answer_html(answer, clips, sheet, timelines)}<script>{SCRIPT}</script></body></html>")
 
 

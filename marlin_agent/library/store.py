@@ -115,6 +115,14 @@ class Library:
         return {row["id"] for row in self.store.rows("chunks", where, ["id"])}
 
     @storage_errors("reading what is captioned")
+    def done_chunk_counts(self) -> dict[str, int]:
+        """How many chunks of each video are captioned in Marlin's format, read in one pass."""
+        counts: dict[str, int] = {}
+        for row in self.store.rows("chunks", {"format_ok": True}, ["id", "video_id"]):
+            counts[row["video_id"]] = counts.get(row["video_id"], 0) + 1
+        return counts
+
+    @storage_errors("reading what is captioned")
     def stored_chunk_ids(self) -> set[str]:
         """Every chunk with a stored caption, in Marlin's format or not."""
         return {row["id"] for row in self.store.rows("chunks", None, ["id"])}

@@ -10,15 +10,16 @@ stray print from any library cannot corrupt the protocol.
 from __future__ import annotations
 
 from pathlib import Path
-
-from mcp.server.mcpserver import MCPServer
+from typing import TYPE_CHECKING
 
 from marlin_agent.config import Settings
 from marlin_agent.mcp_server.calls import MarlinTools
 from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import BEGIN_AFTER_SECONDS
-from marlin_agent.mcp_server.toolset import ALERTS_RESOURCE, Toolset
 from marlin_agent.version import __version__
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
 
 INSTRUCTIONS = """\
 Video research over local footage and URLs with Marlin-2B. `ask` answers a question with
@@ -51,6 +52,10 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None, verb
     """The MCP server over ``settings`` and ``roots`` (see ``remote_tools``), or over the state ``tools`` another
     front door shares with it; ``verbose`` logs libraries' debug lines on stderr (warnings only otherwise);
     ``preload`` loads the heavy modules and models shortly after start instead of at the first call."""
+    from mcp.server.mcpserver import MCPServer
+
+    from marlin_agent.mcp_server.toolset import ALERTS_RESOURCE, Toolset
+
     tools = tools or remote_tools(settings, roots)
     if preload:
         tools.startup.begin(delay=BEGIN_AFTER_SECONDS)

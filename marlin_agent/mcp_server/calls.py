@@ -1,14 +1,14 @@
 """What every MCP tool shares: path and job checks as tool errors, progress as notifications, and
-the state one server keeps between calls (its jobs, its settings with a server, its start-up)."""
+the state one server keeps between calls (its jobs, its settings with a server, its start-up).
+
+``serve`` shares that state with its REST API and pages, which must start without the MCP SDK
+(about 0.4 s of imports): the SDK is imported here only where a tool error is made."""
 
 from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable
-from typing import TypeVar
-
-from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
+from typing import TYPE_CHECKING, TypeVar
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import MarlinAgentError
@@ -17,6 +17,10 @@ from marlin_agent.mcp_server.roots import PathGuard
 from marlin_agent.mcp_server.startup import Startup
 from marlin_agent.redaction import redacted
 from marlin_agent.watch.records import WatchStatus
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import Context
+    from mcp.server.mcpserver.exceptions import ToolError
 
 T = TypeVar("T")
 
@@ -33,9 +37,15 @@ def _hint_over_mcp(code: str, hint: str | None) -> str | None:
     return _NO_SERVER_OVER_MCP if code in ("server_not_configured", "server_unavailable") else hint
 
 
+def _tool_error(text: str) -> ToolError:
+    from mcp.server.mcpserver.exceptions import ToolError
+
+    return ToolError(text)
+
+
 def tool_error(exc: MarlinAgentError) -> ToolError:
     hint = _hint_over_mcp(exc.code, exc.hint_for())
-    return ToolError(f"{exc.code}: {exc.message}." + (f" Hint: {hint}" if hint else ""))
+    return _tool_error(f"{exc.code}: {exc.message}." + (f" Hint: {hint}" if hint else ""))
 
 
 class EngineStarting(MarlinAgentError):
@@ -138,7 +148,7 @@ class MarlinTools:
         except MarlinAgentError as exc:
             raise tool_error(exc) from None
         except TimeoutError:
-            raise ToolError(f"timeout: {what} took longer than {seconds:.0f} s (raise [mcp] call_seconds)") from None
+            raise _tool_error(f"timeout: {what} took longer than {seconds:.0f} s (raise [mcp] call_seconds)") from None
 
     async def as_job(self, kind: str, run, ctx: Context | None) -> T:
         """Run ``run(reporter)`` as a job and return its result if it ends within the call's bound;
@@ -151,8 +161,8 @@ class MarlinTools:
             error = finished.error or {}
             hint = _hint_over_mcp(error.get("code", ""), error.get("hint"))
             hint = f" Hint: {hint}" if hint else ""
-            raise ToolError(f"{error.get('code', 'error')}: {error.get('message', '')}.{hint}")
-        raise ToolError(f"still_running: {kind} is taking longer than {self.settings.mcp.call_seconds:.0f} s "
+            raise _tool_error(f"{error.get('code', 'error')}: {error.get('message', '')}.{hint}")
+        raise _tool_error(f"still_running: {kind} is taking longer than {self.settings.mcp.call_seconds:.0f} s "
                         f"(new footage is indexed first; a slow engine takes minutes per chunk). It goes on as job "
                         f"{job.id}: poll job_status with that id; when its state is done, its result is the {kind} "
                         "document.")

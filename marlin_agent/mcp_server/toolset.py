@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-import json
 from typing import Annotated, Any
 
 from mcp.server.mcpserver import Context
 from mcp.types import ToolAnnotations
-from pydantic import BaseModel, Field
+from pydantic import Field
 
 from marlin_agent.app.capabilities import CAPABILITIES
 from marlin_agent.app.capability import Capability, Param, Role
@@ -25,20 +24,12 @@ from marlin_agent.mcp_server.calls import MarlinTools, checked, tool_error
 from marlin_agent.mcp_server.confined import confined_run, confined_value, remote_default, remote_type
 from marlin_agent.mcp_server.jobs import Job
 from marlin_agent.mcp_server.roots import PathGuard
-from marlin_agent.watch.records import WatchStatus
+from marlin_agent.watch.records import WatchStatusList
 
 # MCP's spelling of footage: hosts and skills know the sources as "paths".
 _SOURCES_NAME = "paths"
 _WAIT = Annotated[float, Field(ge=0, description="Seconds to wait for the job to finish before returning it (poll "
                                                  "job_status with its id after that).")]
-
-
-class WatchStatusList(BaseModel):
-    watches: list[WatchStatus]
-
-    @staticmethod
-    def alerts_json(alerts) -> str:
-        return json.dumps({"alerts": [a.model_dump(mode="json") for a in alerts]})
 
 
 def _name(param: Param) -> str:

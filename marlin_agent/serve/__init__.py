@@ -53,7 +53,7 @@ def serve_http(settings: Settings, host: str | None = None, port: int | None = N
               f"every request needs the token: [serve] token in {settings.credentials_path}", file=sys.stderr)
     # Access lines would carry a token given in an address; the app logs failures itself.
     config = uvicorn.Config(app, log_level="debug" if verbose else "warning", access_log=verbose and token is None,
-                            lifespan="on", timeout_graceful_shutdown=5)
+                            lifespan="on", timeout_graceful_shutdown=5, ws="none", http="h11", loop="asyncio")
     running = _announce(settings, address)
     # uvicorn shuts down gracefully on SIGTERM, then raises it again under the handler it found: this one
     # ends the process through the cleanup below rather than at once.

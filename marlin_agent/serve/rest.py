@@ -35,9 +35,9 @@ from marlin_agent.mcp_server.confined import (
     remote_type,
 )
 from marlin_agent.mcp_server.jobs import Job
-from marlin_agent.mcp_server.toolset import WatchStatusList
 from marlin_agent.serve.statuses import error_response, response_for
 from marlin_agent.version import __version__
+from marlin_agent.watch.records import WatchStatusList
 
 API = "/api/v1"
 # How often a job's event stream looks at the job, and how long it stays quiet before a keep-alive.
@@ -203,8 +203,9 @@ def api_router(tools: MarlinTools, capabilities: tuple[Capability, ...] = CAPABI
             f"/{capability.name}", _route(capability, tools), methods=["POST"], name=capability.name,
             operation_id=capability.name, summary=summary, description=capability.description, tags=["capabilities"],
             response_class=JSONResponse,
-            responses={200: {"model": _document_type(capability),
-                             "description": "The capability's document, as `--json` prints it"},
+            # The document's schema is added when the OpenAPI document is made (``with_documents``): naming
+            # the result types here would import every capability's work at start.
+            responses={200: {"description": "The capability's document, as `--json` prints it"},
                        202: {"model": Job, "description": "Still running: the job to follow (Location)"},
                        **_ERRORS})
     _job_routes(router, tools)
@@ -220,6 +221,20 @@ def api_router(tools: MarlinTools, capabilities: tuple[Capability, ...] = CAPABI
                      capabilities=[capability.name for capability in capabilities])
 
     return router
+
+
+def with_documents(spec: dict[str, Any], capabilities: tuple[Capability, ...]) -> dict[str, Any]:
+    """The OpenAPI document with each capability's result schema as its 200 answer."""
+    from pydantic.json_schema import models_json_schema
+
+    types = {capability.name: _document_type(capability) for capability in capabilities}
+    refs, definitions = models_json_schema([(kind, "serialization") for kind in dict.fromkeys(types.values())],
+                                           ref_template="#/components/schemas/{model}")
+    spec.setdefault("components", {}).setdefault("schemas", {}).update(definitions.get("$defs", {}))
+    for name, kind in types.items():
+        answer = spec["paths"][f"{API}/{name}"]["post"]["responses"]["200"]
+        answer["content"] = {"application/json": {"schema": refs[(kind, "serialization")]}}
+    return spec
 
 
 class Described(BaseModel):

@@ -12,6 +12,7 @@ footage's words, not markup.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import mimetypes
 from pathlib import Path
@@ -20,7 +21,6 @@ from urllib.parse import parse_qsl
 
 from fastapi import APIRouter, Request
 from fastapi.responses import FileResponse, HTMLResponse, RedirectResponse, Response
-from jinja2 import Environment, PackageLoader, select_autoescape
 from markupsafe import Markup
 
 from marlin_agent.app.capabilities import BY_NAME
@@ -30,17 +30,24 @@ from marlin_agent.errors import InputError, MarlinAgentError
 from marlin_agent.file_names import text_path
 from marlin_agent.mcp_server.calls import MarlinTools
 from marlin_agent.serve.rest import start_call
-from marlin_agent.tools.toolbox import UnknownVideo
 
-_TEMPLATES = Environment(loader=PackageLoader("marlin_agent.serve", "templates"),
-                         autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
-_TEMPLATES.globals["clock"] = clock
+
+@functools.cache
+def _templates():
+    """The page templates, loaded with the first page (the API alone never needs Jinja)."""
+    from jinja2 import Environment, PackageLoader, select_autoescape
+    
+    templates = Environment(loader=PackageLoader("marlin_agent.serve", "templates"),
+                            autoescape=select_autoescape(["html"]), trim_blocks=True, lstrip_blocks=True)
+    templates.globals["clock"] = clock
+    return templates
+
 # The longest a form's body may be: a question or a path, never a file.
 _FORM_BYTES = 64 * 1024
 
 
 def render(name: str, status: int = 200, **values: Any) -> HTMLResponse:
-    return HTMLResponse(_TEMPLATES.get_template(name).render(**values), status_code=status)
+    return HTMLResponse(_templates().get_template(name).render(**values), status_code=status)
 
 
 def error_page(error: MarlinAgentError, status: int) -> HTMLResponse:
@@ -78,6 +85,8 @@ class Pages:
 
     async def _record(self, video_id: str):
         """A library video this server may show (``UnknownVideo`` for any other id, seen or not)."""
+        from marlin_agent.tools.toolbox import UnknownVideo
+
         library = await self._library()
         record = await asyncio.to_thread(library.get_video, video_id)
         if record is None or not self.tools.guard.visible(record.path, record.url):
@@ -91,7 +100,9 @@ class Pages:
     async def video(self, video_id: str, t: float = 0.0) -> HTMLResponse:
         library, record = await self._record(video_id)
         entry = next((e for e in await self._videos() if e.video.id == video_id), None)
-        if entry is None:
+        if entry is None:  # gone since
+            from marlin_agent.tools.toolbox import UnknownVideo
+
             raise UnknownVideo(f"no video {video_id!r} here")
         segments = [s for s in await asyncio.to_thread(library.segments, video_id) if s.kind != "scene"]
         return render("video.html", entry=entry, at=max(0.0, t), segments=sorted(segments, key=lambda s: s.start))

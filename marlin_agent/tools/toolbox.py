@@ -236,11 +236,11 @@ class Toolbox:
         records = await asyncio.to_thread(self.library.list_videos)
         if self.scope is not None:
             records = [r for r in records if r.id in self.scope]
+        done = await asyncio.to_thread(self.library.done_chunk_counts)  # one read, however many videos
         entries = []
         for record in records:
-            done = await asyncio.to_thread(self.library.done_chunk_ids, record.id)
             entries.append(VideoEntry(video=VideoRef(id=record.id, path=record.path, title=record.title),
-                                      url=record.url, duration=record.duration, chunks_indexed=len(done),
+                                      url=record.url, duration=record.duration, chunks_indexed=done.get(record.id, 0),
                                       has_audio=record.has_audio,
                                       has_transcript=record.transcribed))
         return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))

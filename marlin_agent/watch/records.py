@@ -9,6 +9,7 @@ in a folder they are the file's own seconds, so a file is its own timeline.
 from __future__ import annotations
 
 import hashlib
+import json
 from datetime import datetime, timezone
 from typing import Literal
 
@@ -138,3 +139,13 @@ class WatchStatus(Record):
     gaps: list[Gap]
     failed: list[Footage] = Field(default=[], description="Footage that could not be judged, with why.")
     last_judged_at: str | None = None
+
+
+class WatchStatusList(BaseModel):
+    """Every watch a caller may see (MCP `watch_status`, REST `/api/v1/watch`)."""
+
+    watches: list[WatchStatus]
+
+    @staticmethod
+    def alerts_json(alerts) -> str:
+        return json.dumps({"alerts": [a.model_dump(mode="json") for a in alerts]})
