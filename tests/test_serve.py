@@ -87,6 +87,12 @@ def test_search_and_ask_answer_the_documents_the_cli_prints(library_env, root):
         assert searched.json()["results"] == from_cli["results"]
         answer = client.post("/api/v1/ask", json={"question": "when does the red circle appear"}).json()
         assert answer["found"] is True and answer["moments"][0]["video"]["path"] == str(root / "short_field.mp4")
+        asked = document(invoke(["ask", "when does the red circle appear", "--in", str(root), "--json"], library_env))
+        same = ("question", "found", "answer", "moments", "form", "count", "rejected")
+        assert {k: answer[k] for k in same} == {k: asked[k] for k in same}
+        listed = client.post("/api/v1/list_videos", json={}).json()
+        from_cli = document(invoke(["list-videos", "--json"], library_env))
+        assert listed["videos"] == from_cli["videos"]
         described = client.post("/api/v1/describe", json={"video": "short_field.mp4", "max_chars": 200}).json()
         assert set(described) == {"result"} and len(described["result"]) <= 200
 

@@ -23,6 +23,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from marlin_agent.config import Settings
+from marlin_agent.errors import ConfigError
 from marlin_agent.serve.statuses import error_response
 
 COOKIE = "marlin_token"
@@ -50,7 +51,12 @@ def stored_token(settings: Settings) -> tuple[str, bool]:
     from marlin_agent.setup.user_config import update
 
     token = secrets.token_urlsafe(32)
-    update(settings.credentials_path, {"serve": {"token": token}}, private=True)
+    try:
+        update(settings.credentials_path, {"serve": {"token": token}}, private=True)
+    except OSError as exc:  # a token nobody could find again would lock everyone out: refuse to start
+        raise ConfigError(f"cannot keep the token in {settings.credentials_path}: {exc.strerror}",
+                          hint="Listening beyond this machine needs a token kept there; make $MARLIN_HOME "
+                               "writable, or set [serve] token yourself.") from None
     remember(token, "serve token")
     return token, True
 
