@@ -2,23 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated
 
 import typer
-from rich.markup import escape
 
 from marlin_agent.app.capabilities import CAPABILITIES
 from marlin_agent.cli import engine, evaluate, footage, models, render, serving, setup, video, watching
 from marlin_agent.cli.commands import Spelling, command
 from marlin_agent.cli.options import (
     CommandApp,
-    DbOpt,
-    ServerFlags,
-    takes_server_flags,
 )
-from marlin_agent.cli.output import stderr
-from marlin_agent.errors import MarlinAgentError
 from marlin_agent.version import __version__
 
 app = CommandApp(
@@ -50,35 +43,6 @@ def main(
     keep_private(default_home(os.environ))
 
 
-@takes_server_flags
-def mcp_command(
-    roots: Annotated[Optional[list[Path]], typer.Option(
-        "--root", metavar="FOLDER", help="A folder the tools may read and write (repeatable; env MARLIN_MCP_ROOTS; "
-        "default: the current folder).")] = None,
-    db: DbOpt = None,
-    verbose: Annotated[bool, typer.Option(
-        "--verbose", "-v", help="Log libraries' requests and debug lines on stderr (warnings only "
-        "otherwise).")] = False,
-    *, server: ServerFlags,
-) -> None:
-    """Serve the agent's tools over MCP on stdio.
-
-    The tools: one per capability (ask, search, find, caption, describe, index, extract, list_videos), then
-    job_status and watch_status."""
-    try:
-        from marlin_agent.mcp_server import serve_stdio
-    except ImportError as exc:
-        stderr.print(f"[bold red]error:[/] the MCP server needs the mcp extra ({exc.name} is missing)")
-        stderr.print("[dim]hint:[/] " + escape("pip install 'marlin-agent[mcp]'"))
-        raise typer.Exit(2) from None
-    try:
-        settings = server.settings(**{"library.db": db})
-    except MarlinAgentError as exc:
-        stderr.print(f"[bold red]error:[/] {escape(exc.message)}")
-        raise typer.Exit(exc.exit_code) from None
-    serve_stdio(settings, [str(r) for r in roots] if roots else None, verbose=verbose)
-
-
 # What the command line adds to a capability: how it shows the result, how it spells a parameter
 # where the rule does not, and its own options (an extension). A capability with no entry is still a
 # command: its result is printed as JSON.
@@ -100,8 +64,9 @@ _EXTENDED = {"find": video.verify_option, "ask": footage.ask_page, "index": foot
 for capability in CAPABILITIES:
     app.command(capability.name.replace("_", "-"))(command(
         capability, _SHOWN.get(capability.name), _SPELLED.get(capability.name), _EXTENDED.get(capability.name)))
-for name, function in (("watch", watching.watch_command), ("mcp", mcp_command), ("serve", serving.serve_command),
-                       ("setup", setup.setup_command), ("doctor", setup.doctor_command)):
+for name, function in (("watch", watching.watch_command), ("mcp", serving.mcp_command),
+                       ("serve", serving.serve_command), ("setup", setup.setup_command),
+                       ("doctor", setup.doctor_command)):
     app.command(name)(function)
 app.add_typer(evaluate.eval_app, name="eval")
 app.add_typer(engine.engine_app, name="engine")
