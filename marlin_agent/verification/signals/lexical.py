@@ -62,6 +62,8 @@ _VERB_PARTICLES = frozenset({"up", "down"})
 _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
+# Words that begin a thing: after a verb's particle they make the particle a preposition.
+_DETERMINERS = frozenset("a an the this that these those his her its their my your our some".split())
 # Words that deny the event itself ("carrying nothing" denies nothing).
 NEGATIONS = frozenset({"not", "never", "n't"})
 # After these a word names a thing, not an act ("the floor", "a fast serve", "into bags"), so its verb senses
@@ -292,7 +294,7 @@ class LexicalAligner:
         at = 0
         while at < len(tokens):
             before = "the" if at - 1 in owners else tokens[at - 1] if at else ""
-            term, size = self._collocation_term(tokens[at: at + 3], before)
+            term, size = self._collocation_term(tokens[at: at + 4], before)
             if term is None:
                 term, size = self._word_term(tokens[at], before), 1
             at += size
@@ -301,19 +303,26 @@ class LexicalAligner:
         return tuple(terms)
 
     def _collocation_term(self, run: list[str], before: str) -> tuple[Term | None, int]:
-        """The longest WordNet collocation (three words, then two) at the start of ``run``, and its length."""
+        """The longest WordNet collocation (three words, then two) at the start of ``run`` (the word after it
+        included, to read it by), and its length."""
         for size in (3, 2):
             part = run[:size]
             if len(part) < size or part[0] in STOPWORDS and part[0] not in ("off", "up") or "n't" in part:
                 continue
             found = self._collocation(part)
             if found:
-                forms = frozenset(self.wordnet.synset(s).words[0] for ids in found[1].values() for s in ids[:1])
+                senses = dict(found[1])
+                forms = frozenset(self.wordnet.synset(s).words[0] for ids in senses.values() for s in ids[:1])
                 if part[-1] in STOPWORDS and part[-1] not in _PARTICLES:
                     # A verb and a particle that gives no direction ("budget for") still says the verb.
                     forms |= frozenset(self.wordnet.base_forms(part[0], "v"))
-                return self._placed(" ".join(part), found[1], forms | {found[0]},
-                                    max(_POS_WEIGHT[p] for p in found[1]), before), size
+                elif "v" in senses and part[-1] in _PARTICLES and run[size: size + 1] and run[size] in _DETERMINERS:
+                    # A particle before a thing is often its preposition: "drop off the stack" is the verb "drop"
+                    # and where from, as much as the phrasal "drop off" (deliver, doze). Either reading may say it.
+                    senses["v"] = tuple(dict.fromkeys([*self.wordnet.senses(part[0], "v")[:_SENSES], *senses["v"]]))
+                    forms |= frozenset(self.wordnet.base_forms(part[0], "v"))
+                return self._placed(" ".join(part), senses, forms | {found[0]},
+                                    max(_POS_WEIGHT[p] for p in senses), before), size
         return None, 0
 
     def _word_term(self, token: str, before: str) -> Term | None:
