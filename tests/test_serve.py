@@ -132,6 +132,14 @@ def test_errors_are_the_json_error_documents_with_statuses_that_fit(library_env,
             assert (response.status_code, response.json()["error"]["code"]) == (status, code), response.text
             assert set(response.json()["error"]) == {"code", "message", "hint"}
         assert client.post("/api/v1/search", json={"query": "a", "k": 0}).json()["error"]["message"].startswith("k:")
+        for response, status, code in ((client.get("/api/v1/nothing-here"), 404, "not_found"),
+                                       (client.get("/api/v1/search"), 405, "method_not_allowed"),
+                                       (client.post("/api/v1/search", content=b"{" + b" " * 9_000_000 + b"}",
+                                                    headers={"content-type": "application/json"}), 413, "too_large")):
+            assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+        page = client.get("/no-such-page")
+        assert page.status_code == 404 and "not_found" in page.text and page.headers["content-type"].startswith(
+            "text/html")
 
 
 def test_on_loopback_other_host_names_and_other_sites_pages_are_refused(library_env, root):

@@ -29,6 +29,8 @@ from marlin_agent.serve.statuses import error_response
 COOKIE = "marlin_token"
 _SAFE_METHODS = {"GET", "HEAD", "OPTIONS"}
 _LOOPBACK_NAMES = {"localhost", "127.0.0.1", "::1"}
+# The largest request body: parameters and an inline JSON Schema, never footage.
+MAX_BODY_BYTES = 8 * 2**20
 # Pages and the assets they load; none of them holds anything of the user's.
 _OPEN_PATHS = ("/static/",)
 
@@ -128,6 +130,10 @@ class AccessMiddleware:
         await self.app(scope, receive, send)
 
     def _refusal(self, scope: Scope, headers: Headers, query: str):
+        length = headers.get("content-length", "0")
+        if not length.isdigit() or int(length) > MAX_BODY_BYTES:
+            return error_response("too_large", f"a request body may hold at most {MAX_BODY_BYTES // 2**20} MB",
+                                  "Name a schema file inside the roots instead of sending it inline.", status=413)
         if not self.access.host_allowed(headers):
             return error_response("host_refused", "this server answers only to localhost and 127.0.0.1",
                                   "Open http://127.0.0.1:<port>/, or start serve with --host to listen elsewhere.",

@@ -17,6 +17,7 @@ import anyio
 from fastapi import FastAPI, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.staticfiles import StaticFiles
+from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
 
@@ -30,7 +31,7 @@ from marlin_agent.redaction import redact
 from marlin_agent.serve.access import Access, AccessMiddleware
 from marlin_agent.serve.rest import API, api_router, with_documents
 from marlin_agent.serve.statuses import error_response, response_for, status_of
-from marlin_agent.serve.web import STATIC, error_page, web_router
+from marlin_agent.serve.web import STATIC, error_page, render, web_router
 from marlin_agent.version import __version__
 
 # What answers JSON (an error included); the rest of the site answers pages.
@@ -117,6 +118,16 @@ def build_app(settings: Settings, roots: list[str | Path] | None = None, token: 
         where = ".".join(str(part) for part in problem["loc"][1:])  # the first names where: body, query, path
         return error_response("bad_input", f"{where}: {problem['msg']}" if where else problem["msg"],
                               "The OpenAPI document at /api/v1/openapi.json describes every request.", status=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def unrouted(request: Request, exc: StarletteHTTPException):
+        """No such route (404), a method it does not take (405): the same error document as every failure."""
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        error = {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}",
+                 "hint": "The OpenAPI document at /api/v1/openapi.json lists every route."}
+        if _wants_json(request):
+            return error_response(**error, status=exc.status_code, headers=getattr(exc, "headers", None))
+        return render("error.html", exc.status_code, error=error)
 
     @app.exception_handler(Exception)
     async def crashed(request: Request, exc: Exception):
