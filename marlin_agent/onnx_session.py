@@ -193,6 +193,34 @@ def original_length(session) -> int | None:
     return int(value) if value and value.isdigit() else None
 
 
+def _remove(path: Path) -> None:
+    try:
+        path.unlink(missing_ok=True)
+    except OSError:
+        pass  # not a file we wrote: left as it is
+
+
+def _options(threads: int):
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = threads
+    # ONNX Runtime's own warnings (a saved optimised graph "may be hardware specific") are for
+    # whoever exports models; the cache key already pins the machine and the runtime.
+    options.log_severity_level = 3
+    return options
+
+
+def _in_memory(model: bytes, threads: int, what: str, model_file: Path):
+    """A session over ``model`` optimised in memory only (nothing written)."""
+    import onnxruntime
+
+    try:
+        return onnxruntime.InferenceSession(model, _options(threads), providers=["CPUExecutionProvider"])
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime raises its own untyped errors
+        raise ModelUnavailable(f"ONNX Runtime cannot load the {what} at {model_file}: {exc}") from None
+
+
 def _cache_key(model_file: Path, onnxruntime_version: str) -> str:
     stat = model_file.stat()
     parts = [str(model_file.resolve()), str(stat.st_size), str(stat.st_mtime_ns), onnxruntime_version,
@@ -207,11 +235,7 @@ def open_session(model_file: Path, cache: Path | None, *, threads: int = 2, what
         import onnxruntime
     except ImportError as exc:
         raise MissingDependency(f"The {what}", "library") from exc
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = threads
-    # ONNX Runtime's own warnings (a saved optimised graph "may be hardware specific") are for
-    # whoever exports models; the cache key already pins the machine and the runtime.
-    options.log_severity_level = 3
+    options = _options(threads)
     optimised = cache / f"{model_file.stem}-{_cache_key(model_file, onnxruntime.__version__)}.onnx" if cache else None
     if optimised is not None and optimised.is_file():
         options.graph_optimization_level = onnxruntime.GraphOptimizationLevel.ORT_DISABLE_ALL
@@ -219,9 +243,7 @@ def open_session(model_file: Path, cache: Path | None, *, threads: int = 2, what
             return onnxruntime.InferenceSession(str(optimised), options, providers=["CPUExecutionProvider"])
         except Exception:  # noqa: BLE001 - a damaged cache file is rebuilt from the model below
             optimised.unlink(missing_ok=True)
-            options = onnxruntime.SessionOptions()
-            options.intra_op_num_threads = threads
-            options.log_severity_level = 3
+            options = _options(threads)
     try:
         model = free_sequence_length(model_file.read_bytes())
     except (OSError, ValueError, IndexError) as exc:
@@ -236,10 +258,15 @@ def open_session(model_file: Path, cache: Path | None, *, threads: int = 2, what
             options.optimized_model_filepath = str(partial)
         except OSError:
             partial = None  # a read-only cache: optimise in memory, every time
+    if partial is None:
+        return _in_memory(model, threads, what, model_file)
     try:
         session = onnxruntime.InferenceSession(model, options, providers=["CPUExecutionProvider"])
-    except Exception as exc:  # noqa: BLE001 - ONNX Runtime raises its own untyped errors
-        raise ModelUnavailable(f"ONNX Runtime cannot load the {what} at {model_file}: {exc}") from None
+    except Exception:  # noqa: BLE001 - ONNX Runtime raises its own untyped errors
+        # Saving the optimised graph may be what failed (a full disk, a file in its way): nothing half-written
+        # is kept, and the model is optimised in memory this time (a model that cannot load says so there).
+        _remove(partial)
+        return _in_memory(model, threads, what, model_file)
     if partial is not None and partial.is_file():
         try:
             os.replace(partial, optimised)

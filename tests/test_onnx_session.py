@@ -71,3 +71,14 @@ def test_a_pairs_score_does_not_depend_on_the_pairs_scored_with_it(nli_file, tmp
     crowd = [("The goalkeeper dives to his left and the crowd roars as the ball flies wide of the post.",
               "a dog runs"), pair, ("Rain.", "it rains")]
     assert EntailmentModel(nli_file.parent, graphs=tmp_path).score(crowd)[1] == alone
+
+
+def test_a_graph_that_cannot_be_written_leaves_nothing_behind_and_the_model_still_loads(nli_file, tmp_path):
+    # Where the optimised graph would be written, something that cannot take it (as a full disk would not).
+    open_session(nli_file, tmp_path / "probe")
+    (name,) = [p.name for p in (tmp_path / "probe").glob("model-*.onnx")]
+    blocked = tmp_path / "graphs" / f"{name}.{os.getpid()}.tmp"
+    blocked.mkdir(parents=True)
+    session = open_session(nli_file, tmp_path / "graphs")
+    assert session.run(None, _tokens(8))[0].shape == (1, 2)
+    assert [p.name for p in (tmp_path / "graphs").iterdir()] == [blocked.name]  # no half-written graph kept
