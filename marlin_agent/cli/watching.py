@@ -51,8 +51,10 @@ def watch_command(
         "--ask", metavar="QUESTION", help='A standing question, e.g. "when is a parcel delivered" (repeatable).')],
     notify: Annotated[Optional[list[str]], typer.Option(
         "--notify", metavar="TARGET", help="Where alerts go besides the alert log: https://… (JSON POST; #inline adds "
-        "the pictures), mqtt://HOST[:PORT]/TOPIC, cmd:PROGRAM (alert JSON on stdin). Secrets as ${NAME}, from "
-        "credentials.toml [watch.secrets] or the environment. Repeatable.")] = None,
+        "the pictures), mqtt://HOST[:PORT]/TOPIC (?discovery=homeassistant: an entity per question), cmd:PROGRAM "
+        "(alert JSON on stdin), or a notification service's Apprise URL (slack://…, discord://…, tgram://…, ntfy://…, "
+        "mailto://…): a message for people. Secrets as ${NAME}, from credentials.toml [watch.secrets] or the "
+        "environment. Repeatable.")] = None,
     backlog: Annotated[bool, typer.Option(
         "--backlog", help="On a first start, also judge the files a folder already holds (default: only what "
         "arrives).")] = False,

@@ -74,6 +74,37 @@ class LazyMcp:
         await self._app(scope, receive, send)
 
 
+def _answer_failures(app: FastAPI) -> None:
+    """Every failure as the error document (JSON for the API, media and MCP; a page for the pages)."""
+    @app.exception_handler(MarlinAgentError)
+    async def failed(request: Request, exc: MarlinAgentError):
+        return response_for(exc) if _wants_json(request) else error_page(exc, status_of(exc))
+
+    @app.exception_handler(RequestValidationError)
+    async def invalid(request: Request, exc: RequestValidationError):
+        problem = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
+        where = ".".join(str(part) for part in problem["loc"][1:])  # the first names where: body, query, path
+        return error_response("bad_input", f"{where}: {problem['msg']}" if where else problem["msg"],
+                              "The OpenAPI document at /api/v1/openapi.json describes every request.", status=422)
+
+    @app.exception_handler(StarletteHTTPException)
+    async def unrouted(request: Request, exc: StarletteHTTPException):
+        """No such route (404), a method it does not take (405): the same error document as every failure."""
+        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+        error = {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}",
+                 "hint": "The OpenAPI document at /api/v1/openapi.json lists every route."}
+        if _wants_json(request):
+            return error_response(**error, status=exc.status_code, headers=getattr(exc, "headers", None))
+        return render("error.html", exc.status_code, error=error)
+
+    @app.exception_handler(Exception)
+    async def crashed(request: Request, exc: Exception):
+        logging.getLogger("marlin_agent.serve").error("%s %s failed: %s", request.method, request.url.path,
+                                                      redact(repr(exc)))
+        return error_response("internal_error", "the server failed on this request",
+                              "Run `marlin-agent serve -v` to see why in its log.", status=500)
+
+
 def build_app(settings: Settings, roots: list[str | Path] | None = None, token: str | None = None,
               capabilities: tuple[Capability, ...] = CAPABILITIES, verbose: bool = False) -> FastAPI:
     """The app over ``settings``; ``roots`` bound the footage (else ``[mcp] roots``, else the cwd); ``token``
@@ -108,33 +139,6 @@ def build_app(settings: Settings, roots: list[str | Path] | None = None, token: 
     app.mount("/static", StaticFiles(directory=STATIC), name="static")
     app.router.routes.append(Route("/mcp", endpoint=mcp))
 
-    @app.exception_handler(MarlinAgentError)
-    async def failed(request: Request, exc: MarlinAgentError):
-        return response_for(exc) if _wants_json(request) else error_page(exc, status_of(exc))
-
-    @app.exception_handler(RequestValidationError)
-    async def invalid(request: Request, exc: RequestValidationError):
-        problem = exc.errors()[0] if exc.errors() else {"loc": (), "msg": "invalid request"}
-        where = ".".join(str(part) for part in problem["loc"][1:])  # the first names where: body, query, path
-        return error_response("bad_input", f"{where}: {problem['msg']}" if where else problem["msg"],
-                              "The OpenAPI document at /api/v1/openapi.json describes every request.", status=422)
-
-    @app.exception_handler(StarletteHTTPException)
-    async def unrouted(request: Request, exc: StarletteHTTPException):
-        """No such route (404), a method it does not take (405): the same error document as every failure."""
-        code = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-        error = {"code": code, "message": f"{request.method} {request.url.path}: {exc.detail}",
-                 "hint": "The OpenAPI document at /api/v1/openapi.json lists every route."}
-        if _wants_json(request):
-            return error_response(**error, status=exc.status_code, headers=getattr(exc, "headers", None))
-        return render("error.html", exc.status_code, error=error)
-
-    @app.exception_handler(Exception)
-    async def crashed(request: Request, exc: Exception):
-        logging.getLogger("marlin_agent.serve").error("%s %s failed: %s", request.method, request.url.path,
-                                                      redact(repr(exc)))
-        return error_response("internal_error", "the server failed on this request",
-                              "Run `marlin-agent serve -v` to see why in its log.", status=500)
-
+    _answer_failures(app)
     app.add_middleware(AccessMiddleware, access=Access(token))
     return app
