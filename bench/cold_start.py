@@ -121,7 +121,10 @@ def run() -> dict:
         clips = _clips(root / "clips")
         runtime = root / "run"
         runtime.mkdir(mode=0o700)
-        base = {**os.environ, "MARLIN_HOME": f"{scratch}/home", "MARLIN_BASE_URL": simulator.base_url,
+        # Modules run from their compiled bytecode, as an installed package's do (pip compiles them at install): a
+        # machine that sets PYTHONDONTWRITEBYTECODE would have every run compile the project's modules again.
+        environment = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+        base = {**environment, "MARLIN_HOME": f"{scratch}/home", "MARLIN_BASE_URL": simulator.base_url,
                 "MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(root)),
                 "HF_HUB_OFFLINE": "1", "XDG_RUNTIME_DIR": str(runtime)}
         cold = {**base, "MARLIN_RESIDENT": "off"}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 import shutil
+import threading
 from pathlib import Path
 from typing import Annotated
 
@@ -143,3 +144,46 @@ def test_a_value_outside_the_declaration_is_refused_by_the_api_before_any_work()
         agent.search("a red ball", k=0)
     with pytest.raises(InputError, match="question"):
         agent.ask("", "./footage")
+
+
+def test_the_models_a_capability_reads_load_beside_its_work_without_holding_it_up(monkeypatch, library_env):
+    """A cold command spends its first second importing; the embedding model loads on its own thread
+    meanwhile, and the command never waits for that thread (its own use of the model waits only on
+    the model's cache)."""
+    import marlin_agent.app.warm as warm
+
+    started, release, threads = threading.Event(), threading.Event(), []
+
+    def slow_load(settings):
+        threads.append(threading.current_thread().name)
+        started.set()
+        release.wait(30)
+        return True
+
+    monkeypatch.setitem(warm._STEPS, warm.EMBEDDER, slow_load)
+    try:
+        result = invoke(["search", "a red circle", "--json"], library_env)
+        assert result.exit_code == 0, result.stdout
+        assert document(result)["results"] == []  # an empty library: the search ran to its end
+        assert started.wait(5) and threads == ["load embedding model"]
+    finally:
+        release.set()
+
+
+def test_a_load_ahead_that_fails_leaves_the_command_to_load_or_report_the_model_itself(monkeypatch, library_env):
+    import marlin_agent.app.warm as warm
+
+    def broken(settings):
+        raise OSError("the disk is gone")
+
+    monkeypatch.setitem(warm._STEPS, warm.EMBEDDER, broken)
+    result = invoke(["search", "a red circle", "--json"], library_env)
+    assert result.exit_code == 0, result.stdout
+    assert warm.warm(load_settings(env=library_env)).count(warm.EMBEDDER) == 0
+
+
+def test_every_model_a_capability_loads_ahead_is_one_the_warm_up_knows():
+    import marlin_agent.app.warm as warm
+
+    declared = {name for capability in CAPABILITIES for name in capability.loads}
+    assert declared and declared <= set(warm._STEPS)

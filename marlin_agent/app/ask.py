@@ -14,7 +14,6 @@ import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 
-from marlin_agent.app.report_page import write_report
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import EmptyQuery, InputError, MarlinAgentError, OutputNotOurs
@@ -145,6 +144,8 @@ async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | 
                 sheet = await draw_sheet(tools, answer, Path(scratch) / "sheet.png")
             except MarlinAgentError:  # no Pillow, or frames that will not decode: the page goes without
                 sheet = None
+        from marlin_agent.app.report_page import write_report  # only for a page: it imports the page's renderer
+
         await write_report(tools, answer, page, sheet)
 
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import Field
 
 from marlin_agent.app.capability import Capability, Role, Run
+from marlin_agent.app.warm import EMBEDDER, ENTAILMENT
 from marlin_agent.config import with_values
 
 # The parameters several capabilities share, described once.
@@ -198,16 +199,18 @@ async def extract(
                               retry_failed=retry_failed, on_progress=run.on_index, shard=shard, force=overwrite)
 
 
-# The order is the order the front doors list them in.
+# The order is the order the front doors list them in. What a capability ``loads`` ahead is what builds with the
+# interpreter free (ONNX Runtime sessions); WordNet is read in Python, and beside the imports it would only slow them.
 CAPABILITIES: tuple[Capability, ...] = (
-    Capability(ask, "marlin_agent.domain:Answer", "answering", writes="files", fetches=True),
+    Capability(ask, "marlin_agent.domain:Answer", "answering", writes="files", fetches=True,
+               loads=(EMBEDDER, ENTAILMENT)),
     Capability(search, "marlin_agent.app.search:SearchResult", "searching", fetches=True,
-               needs_server=lambda arguments: bool(arguments.get("sources"))),
+               needs_server=lambda arguments: bool(arguments.get("sources")), loads=(EMBEDDER,)),
     Capability(find, "marlin_agent.domain:FindResult", "grounding", library=False),
     Capability(caption, "marlin_agent.domain:VideoCaption", "captioning", library=False),
     Capability(describe, "builtins:str", "describing", needs_server=False),
     Capability(index, "marlin_agent.indexing.reports:IndexReport", "indexing", writes="index", fetches=True,
-               job=True),
+               job=True, loads=(EMBEDDER,)),
     Capability(extract, "marlin_agent.extraction.job:ExtractSummary", "extracting", writes="files", fetches=True,
                job=True, check=_extraction),
     Capability(list_videos, "marlin_agent.tools.results:VideoList", "listing", needs_server=False),

@@ -23,6 +23,7 @@ from typing import Annotated, Any, get_args, get_origin
 
 from pydantic.fields import FieldInfo
 
+from marlin_agent.app.warm import load_ahead
 from marlin_agent.config import Settings
 from marlin_agent.domain import ChunkProgress, Say
 
@@ -96,7 +97,8 @@ class Capability:
     may name). ``fetches``: may reach out to URLs. ``needs_server``: whether a server must be up
     before the work starts (a function of the arguments when it depends on them). ``check`` takes
     the arguments (surface options included) and the run, refuses bad input before any work or job
-    starts, and returns the arguments the function is then called with. ``doing`` labels progress."""
+    starts, and returns the arguments the function is then called with. ``doing`` labels progress.
+    ``loads``: the local models the work reads (``app.warm``'s names), loaded beside a call's start."""
 
     function: Callable[..., Awaitable[Any]]
     result: str
@@ -107,6 +109,7 @@ class Capability:
     job: bool = False
     needs_server: bool | Callable[[dict[str, Any]], bool] = True
     check: Callable[[dict[str, Any], Run], dict[str, Any]] | None = None
+    loads: tuple[str, ...] = ()
 
     @property
     def name(self) -> str:
@@ -149,8 +152,14 @@ class Capability:
     def checked(self, arguments: dict[str, Any], run: Run) -> dict[str, Any]:
         return self.check(arguments, run) if self.check else arguments
 
+    def load_ahead(self, settings: Settings) -> None:
+        """Start loading the models the work will read, so that they load while the work's modules import."""
+        if self.loads:
+            load_ahead(settings, self.loads)
+
     async def __call__(self, arguments: dict[str, Any], run: Run) -> Any:
         """Check the arguments, reach a server if the work needs one first, and do the work."""
+        self.load_ahead(run.settings)
         arguments = self.checked(arguments, run)
         if self.wants_server(arguments):
             await run.served()

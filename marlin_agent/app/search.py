@@ -11,7 +11,6 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.errors import EmptyQuery
 from marlin_agent.indexing.reports import IndexProgress, IndexReport
-from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
 from marlin_agent.library.records import SearchHit
 
@@ -36,6 +35,8 @@ async def search_footage(query: str, settings: Settings, within: list[str] | Non
     report = None
     video_ids = None
     if within:
+        from marlin_agent.indexing.run import index_inputs  # indexing's modules (Marlin's client) only when needed
+
         report = await index_inputs(within, settings, library, on_progress)
         video_ids = [v.id for v in report.videos]
     if among is not None:

@@ -9,21 +9,38 @@ here yet is left to the command, which says how to fetch it.
 
 from __future__ import annotations
 
+import threading
+
 from marlin_agent.config import Settings
+
+# What can be loaded ahead, by the name a capability declares (``Capability.loads``) and `warm` reports.
+EMBEDDER = "embedding model"
+ENTAILMENT = "verification model"
+WORDNET = "WordNet"
+CERTIFICATES = "certificates"
 
 
 def warm(settings: Settings) -> list[str]:
     """What was loaded; a failure only means the command will load (or report) it itself."""
-    loaded: list[str] = []
-    steps = (("embedding model", _embedder), ("verification model", _entailment), ("WordNet", _wordnet),
-             ("certificates", _certificates))
-    for name, step in steps:
-        try:
-            if step(settings):
-                loaded.append(name)
-        except Exception:  # noqa: BLE001 - ahead-of-time loading must never fail a command
-            pass
-    return loaded
+    return [name for name in _STEPS if _loaded(name, settings)]
+
+
+def load_ahead(settings: Settings, names: tuple[str, ...]) -> None:
+    """Start loading ``names`` beside the work, each on its own thread, and return at once.
+
+    A cold command spends most of its time importing Python modules, which holds the interpreter; an
+    ONNX Runtime session is built with it released, so a model loaded beside the imports is ready when
+    the work reaches it, at no cost to them. The work's own call to the same cache waits for the load
+    under way (each cache loads under its lock) or finds it done."""
+    for name in names:
+        threading.Thread(target=_loaded, args=(name, settings), name=f"load {name}", daemon=True).start()
+
+
+def _loaded(name: str, settings: Settings) -> bool:
+    try:
+        return _STEPS[name](settings)
+    except Exception:  # noqa: BLE001 - ahead-of-time loading must never fail a command
+        return False
 
 
 def _embedder(settings: Settings) -> bool:
@@ -63,3 +80,6 @@ def _certificates(settings: Settings) -> bool:
 
     tls_context()
     return True
+
+
+_STEPS = {EMBEDDER: _embedder, ENTAILMENT: _entailment, WORDNET: _wordnet, CERTIFICATES: _certificates}

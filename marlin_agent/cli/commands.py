@@ -153,6 +153,7 @@ def _run(call: Invocation, server: ServerFlags, as_json: bool, show) -> None:
 
     async def work():
         settings = server.settings(**call.values)
+        capability.load_ahead(settings)
         context = Run(settings, serve=lambda: served(settings, say), say=say)
         arguments = capability.checked(call.arguments, context)
         wants = call.needs_server if call.needs_server is not None else capability.wants_server(arguments)

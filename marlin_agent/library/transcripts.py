@@ -15,7 +15,6 @@ import threading
 import uuid
 from pathlib import Path
 
-import av
 import numpy as np
 from pydantic import BaseModel
 
@@ -51,6 +50,8 @@ def audio_windows(path: Path, window_seconds: float = 300.0, search_seconds: flo
     its last ``search_seconds``, so a cut rarely lands inside a word. Yields nothing when the
     file has no audio stream.
     """
+    import av  # decoding is only for transcribing: a search over the library never loads it
+
     window = int(window_seconds * SAMPLE_RATE)
     with av.open(str(path), metadata_errors="ignore") as container:
         if not container.streams.audio:
