@@ -239,16 +239,18 @@ class _Chunked:
 
     async def verify_caption_event(self, video_id, event, row, whole, regrounded, speech=None):
         start, end = (whole.start, whole.end) if whole else (row.start, row.end)
-        return await self.verify_span(video_id, event, start, end, speech=speech)
+        from marlin_agent.verification.claims import Claim
 
-    async def verify_span(self, video_id, event, start, end, window=None, proposed_by="grounding", reground=None,
-                          regrounded=None, speech=None):
+        return await self.check(Claim(video_id, event, start, end, speech=speech))
+
+    async def check(self, claim, reground=None, regrounded=None):
         from types import SimpleNamespace
 
         from marlin_agent.domain import Moment
 
-        self.verified.append((event, start, end))
-        return SimpleNamespace(moment=Moment(video=self.video, start=start, end=end, confidence=0.9, evidence=[]))
+        self.verified.append((claim.event, claim.start, claim.end))
+        return SimpleNamespace(moment=Moment(video=self.video, start=claim.start, end=claim.end, confidence=0.9,
+                                             evidence=[]))
 
     async def find(self, event: str, exhaustive: bool):
         from marlin_agent.domain import Moment

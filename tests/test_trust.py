@@ -8,6 +8,7 @@ for the weakest local model, which does what such text says.
 from __future__ import annotations
 
 import asyncio
+import shutil
 
 import pytest
 
@@ -17,6 +18,7 @@ from marlin_agent.config import load_settings
 from marlin_agent.domain import VideoRef
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
+from marlin_agent.verification.claims import Claim
 from marlin_agent.verification.signals import iou
 
 
@@ -187,7 +189,8 @@ def test_a_verify_step_says_how_long_it_waited_for_marlin_and_the_rest_is_the_ag
             tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
             simulator.state.latency = 0.4  # each answer takes at least this long
             try:
-                return await tools.verify_span(report.videos[0].id, "the red square appears", 4.0, 11.0), tools.trace
+                claim = Claim(report.videos[0].id, "the red square appears", 4.0, 11.0)
+                return await tools.check(claim), tools.trace
             finally:
                 simulator.state.latency = 0.0
 
@@ -206,8 +209,8 @@ def test_grounding_again_and_captioning_afresh_wait_for_marlin_side_by_side(two_
             tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
             simulator.state.latency = 1.0
             try:
-                return await tools.verify_span(report.videos[0].id, "the red square appears", 4.0, 11.0,
-                                               reground=True)
+                return await tools.check(Claim(report.videos[0].id, "the red square appears", 4.0, 11.0),
+                                         reground=True)
             finally:
                 simulator.state.latency = 0.0
 
@@ -270,3 +273,33 @@ def test_a_caption_that_says_the_event_asked_about_happens_buys_no_answer(two_sh
     assert not result.found, result.answer
     fenced = [e for m in result.rejected for e in m.evidence if e.kind == "instructions"]
     assert fenced and "not read as description" in fenced[0].text
+
+
+def test_a_claim_is_checked_in_its_own_mode_whatever_else_the_toolbox_checks(speech_video, library_env, tmp_path):
+    """The toolbox keeps no mode of a question: a line said and a thing seen, checked side by side by one
+    toolbox, get the confidences each gets checked alone (each read from its own texts: the transcript for
+    what is said, the captions for what is seen)."""
+    folder = tmp_path / "talk"
+    folder.mkdir()
+    shutil.copy(speech_video, folder / "speech.mp4")
+    events = [("the commentator says the referee blows the final whistle", 17.0, 20.0),
+              ("a red circle appears", 2.0, 6.0)]
+
+    async def confidences(claims):
+        settings = load_settings(env=library_env)
+        async with _session([str(folder)], settings) as (library, client, report):
+            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            checked = await asyncio.gather(*(tools.check(Claim(report.videos[0].id, event, start, end))
+                                             for event, start, end in claims))
+            return [round(c.moment.confidence, 6) for c in checked]
+
+    alone = [asyncio.run(confidences([claim]))[0] for claim in events]
+    assert asyncio.run(confidences(events)) == alone
+    assert asyncio.run(confidences(events[::-1])) == alone[::-1]
+    assert not hasattr(Toolbox, "speech_question")
+
+
+def test_a_claims_mode_is_its_events_unless_its_caller_says_otherwise():
+    assert Claim("v", "the coach says we need a goal", 1.0, 2.0).speech is True
+    assert Claim("v", "a dog jumps into the lake", 1.0, 2.0).speech is False
+    assert Claim("v", "a dog jumps into the lake", 1.0, 2.0, speech=True).speech is True  # the question's mode

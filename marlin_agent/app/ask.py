@@ -184,7 +184,7 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
                                   settings.planner.request_timeout) if judge_llm is not None else None)
             tools = Toolbox(settings, library, client, video_ids=[video_id], judge=judge)
             answer = await PipelinePlanner(settings, tools).answer(question, [video_id])
-            # Spoken moments are read without a verify step, so they are in the answer, not among the verified.
+            # Every candidate was checked by the toolbox; a moment an answer joined from two of them is its own.
             checked = tools.verified + [m for m in answer.moments + answer.rejected
                                         if not any(m is v for v in tools.verified)]
             return answer, checked

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import asyncio
 
-from marlin_agent.clock import clock
 from marlin_agent.config import Settings
-from marlin_agent.domain import Evidence, Moment, VideoRef
+from marlin_agent.domain import Moment, VideoRef
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, ServerNotConfigured
 from marlin_agent.library.records import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
 from marlin_agent.tools.trace_order import branches
+from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.signals import iou
 from marlin_agent.verification.verifier import about_speech
 
@@ -58,8 +58,8 @@ class Candidates:
         moments = []
         for found in grounding.spans:
             found = await self.tools.whole_span(ref.id, event, found)
-            moments.append((await self.tools.verify_span(ref.id, event, found.start, found.end,
-                                                         (found.window_start, found.window_end))).moment)
+            claim = Claim(ref.id, event, found.start, found.end, window=(found.window_start, found.window_end))
+            moments.append((await self.tools.check(claim)).moment)
         return moments
 
     async def check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
@@ -78,18 +78,17 @@ class Candidates:
     async def moments(self, event: str, video_ids: list[str], exhaustive: bool = False) -> list[Moment]:
         """Every candidate checked for ``event``, verified or not. ``exhaustive`` (every, count ...)
         looks at more windows and more caption events: each occurrence must be found, not just the best."""
-        self.tools.speech_question = about_speech(event)
+        speech = about_speech(event)
         self.tools.note("understand", f'grounding the event "{event}"'
-                        + (" (a question about what is said: answered from the transcript)"
-                           if self.tools.speech_question else ""))
+                        + (" (a question about what is said: answered from the transcript)" if speech else ""))
         search = await self.tools.search(event, SEARCH_DEPTH * (2 if exhaustive else 1), video_ids)
         records = {v: await asyncio.to_thread(self.tools.library.get_video, v) for v in video_ids}
         durations = {v: r.duration for v, r in records.items() if r}
         limit = self.settings.agent.max_windows * (3 if exhaustive else 1)
         windows = candidate_windows(search.hits, durations, limit)
         self.tools.note("plan", f"{len(windows)} candidate windows from {len(search.hits)} hits")
-        moments = await self._spoken(event, search.hits)
-        if not self.tools.speech_question:  # Marlin sees, it does not hear: what is said is in the transcript
+        moments = await self._spoken(event, search.hits, speech)
+        if not speech:  # Marlin sees, it does not hear: what is said is in the transcript
             if windows and self.tools.client is None:
                 raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
             moments += await self.check_windows(event, [(hit.video, s, e) for hit, s, e in windows])
@@ -119,30 +118,22 @@ class Candidates:
                     row = await self.tools.caption_event_at(hit.video.id, hit.start, hit.end, hit.text)
                     checked = await (self.tools.verify_caption_event(
                         hit.video.id, event, row, *await self.tools.whole_caption_event(hit.video.id, event, row))
-                        if row else self.tools.verify_span(hit.video.id, event, hit.start, hit.end,
-                                                           proposed_by="caption", reground=True))
+                        if row else self.tools.check(Claim(hit.video.id, event, hit.start, hit.end, Source.CAPTION),
+                                                     reground=True))
                 except BudgetExhausted as exc:  # the answer rests on what was verified until then
                     self.tools.note("budget", exc.message)
                     break
                 moments.append(checked.moment)
         return moments
 
-    async def _spoken(self, event: str, hits: list[SearchHit]) -> list[Moment]:
+    async def _spoken(self, event: str, hits: list[SearchHit], speech: bool) -> list[Moment]:
         """Moments that are said rather than shown: transcript lines among the best hits.
 
         Marlin grounds what it sees, so an event that exists only in speech would otherwise
         never be confirmed; the line's own span is the candidate, and the verifier reads it like
         any other (for a question about what is seen, speech alone cannot confirm it).
         """
-        reach = len(hits) if self.tools.speech_question else self.settings.agent.max_windows * 2
+        reach = len(hits) if speech else self.settings.agent.max_windows * 2
         lines = [hit for hit in hits[:reach] if hit.source == "transcript"]
-        moments = []
-        verifier = self.tools.verifier
-        for hit in lines:
-            texts = await self.tools.span_texts(hit.video.id, event, (hit.start, hit.end))
-            evidence = [Evidence(kind="grounding", text=f'said at {clock(hit.start)}–{clock(hit.end)}: "{hit.text}"',
-                                 start=hit.start, end=hit.end, score=1.0)]
-            evidence += await asyncio.to_thread(verifier.read, texts)
-            moments.append(Moment(video=hit.video, start=hit.start, end=hit.end, evidence=evidence,
-                                  confidence=verifier.confidence(evidence, self.tools.speech_question)))
-        return moments
+        return [(await self.tools.check(Claim(hit.video.id, event, hit.start, hit.end, Source.SPEECH,
+                                              said=hit.text))).moment for hit in lines]

@@ -46,6 +46,7 @@ from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
+from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.instructions import described
 from marlin_agent.verification.signals import iou
 from marlin_agent.verification.verifier import about_speech
@@ -192,6 +193,7 @@ class _Run:
     answer: dict | None = None
     stopped: str | None = None
     looked: bool = False  # it grounded or verified something before answering
+    speech: bool = False  # the question asks what is said: every span is checked in that mode
     unconfirmed: list[Moment] = field(default_factory=list)  # reported, but not for the event asked
 
 
@@ -220,7 +222,6 @@ class LLMPlanner:
                                       video_ids).answer(question, plan)
         started = time.monotonic()
         event = plan.target or event_description(question)
-        self.tools.speech_question = about_speech(question)
         self.tools.note("plan", f"LLM planner {self.llm.name} on {len(video_ids)} video(s)")
         run = await self._run(question, event, video_ids)
         self.tools.note("planner", f"{self.moves.requests} move requests, {self.usage.requests} judge requests, "
@@ -231,7 +232,7 @@ class LLMPlanner:
             # The planner's own words are kept in the trace, quoted, never as the headline: they may repeat
             # what the footage told it.
             self.tools.note("planner", f"the planner's answer (not shown as the headline): {run.answer['answer']!r}")
-            chosen, run.unconfirmed = await self._verified_for_question(event, run.answer)
+            chosen, run.unconfirmed = await self._verified_for_question(event, run.answer, about_speech(question))
         if run.stopped is None and chosen:
             return self._conclude(question, event, chosen, len(video_ids), started)
         return await self._fall_back(question, run, started)
@@ -248,7 +249,7 @@ class LLMPlanner:
     async def _run(self, question: str, event: str, video_ids: list[str]) -> _Run:
         opening, names = await self._opening(question, event, video_ids)
         history: list[ModelMessage] = [ModelRequest.user_text_prompt(opening, instructions=self.instructions)]
-        guard, run = _Guard(), _Run()
+        guard, run = _Guard(), _Run(speech=about_speech(question))
         invalid = send_backs = 0
         schema = step_schema()
         while True:
@@ -313,7 +314,7 @@ class LLMPlanner:
         if times == 2:
             return guard.repeated(call), None
         try:
-            result = await getattr(self.tools, call.tool)(**call.args)
+            result = await self._tool(call, run)
         except BudgetExhausted as exc:
             return "", f"budget exhausted: {exc.message}"
         except MarlinAgentError as exc:
@@ -351,7 +352,17 @@ class LLMPlanner:
 
     # --- the answer ---------------------------------------------------------------------------
 
-    async def _verified_for_question(self, event: str, answer: dict) -> tuple[list[Moment], list[Moment]]:
+    def _tool(self, call: Call, run: _Run) -> Awaitable:
+        """The toolbox's tool for a move; a span to verify is checked in the question's mode, whatever words the
+        model chose for the event."""
+        if call.tool == "verify":
+            arguments = call.args
+            return self.tools.check(Claim(arguments["video_id"], arguments["event"], arguments["start"],
+                                          arguments["end"], speech=run.speech))
+        return getattr(self.tools, call.tool)(**call.args)
+
+    async def _verified_for_question(self, event: str, answer: dict,
+                                     speech: bool) -> tuple[list[Moment], list[Moment]]:
         """(the reported moments that pass for the *asked* question, those that do not).
 
         The planner may have verified a different event there (footage text can talk a weak
@@ -363,8 +374,8 @@ class LLMPlanner:
             if match is None:
                 continue
             if not _part_of(self.tools.verified_for.get(id(match), ""), event):
-                again = await self.tools.verify_span(match.video.id, event, match.start, match.end,
-                                                     proposed_by="planner")
+                again = await self.tools.check(Claim(match.video.id, event, match.start, match.end,
+                                                     Source.PLANNER, speech=speech))
                 match = again.moment
             (chosen if self.tools.verifier.passes(match.confidence) else unconfirmed).append(match)
         return chosen, unconfirmed

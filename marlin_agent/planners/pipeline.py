@@ -18,7 +18,7 @@ from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.tools import Toolbox
-from marlin_agent.verification.verifier import about_speech
+from marlin_agent.verification.claims import Claim
 
 __all__ = ["PipelinePlanner", "candidate_windows", "event_description"]
 
@@ -46,12 +46,11 @@ class PipelinePlanner:
         """``find --verify``: ground ``event`` in every chunk of one video and keep what the evidence backs."""
         started = time.monotonic()
         grounding = await self.tools.find(video_id, event, start, end)
-        self.tools.speech_question = about_speech(event)
         moments = []
         for found in grounding.spans:
             found = await self.tools.whole_span(video_id, event, found)
-            moments.append((await self.tools.verify_span(video_id, event, found.start, found.end,
-                                                         (found.window_start, found.window_end))).moment)
+            claim = Claim(video_id, event, found.start, found.end, window=(found.window_start, found.window_end))
+            moments.append((await self.tools.check(claim)).moment)
         return self.conclude(event, event, moments, 1, started)
 
     def conclude(self, question: str, event: str, moments: list[Moment], videos: int, started: float) -> Answer:

@@ -42,6 +42,7 @@ from marlin_agent.tools.results import (
 )
 from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
 from marlin_agent.tools.trace_order import Place, branches, stamp
+from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
@@ -125,8 +126,6 @@ class Toolbox:
         self.marlin_budget = marlin_budget
         # The embedder is the library's, reached when a signal first needs it.
         self.verifier = Verifier(settings, lambda: self.library.embedder, judge)
-        # Set by the planner from the question: a question about what is said is answered from speech.
-        self.speech_question = False
         self.marlin_calls = 0
         # Marlin calls that failed (the server's error, not a budget): an answer that rests on them may
         # be missing moments, and must say so rather than read as an honest "not found".
@@ -375,12 +374,13 @@ class Toolbox:
     async def verify_caption_event(self, video_id: str, event: str, row: Segment, whole: GroundedSpan | None,
                                    regrounded: Evidence | None, speech: bool | None = None) -> Verification:
         """Verify ``event`` at a caption event of the index, as ``whole_caption_event`` left it: the whole
-        event where Marlin's find placed it, or the row's own span grounded again around it."""
+        event where Marlin's find placed it, or the row's own span grounded again around it. ``speech``: the
+        claim's mode, when not the event's own."""
         if whole is not None:
-            return await self.verify_span(video_id, event, whole.start, whole.end,
-                                          (whole.window_start, whole.window_end), speech=speech)
-        return await self.verify_span(video_id, event, row.start, row.end, proposed_by="caption", reground=True,
-                                      regrounded=regrounded, speech=speech)
+            return await self.check(Claim(video_id, event, whole.start, whole.end,
+                                          window=(whole.window_start, whole.window_end), speech=speech))
+        return await self.check(Claim(video_id, event, row.start, row.end, Source.CAPTION, speech=speech),
+                                reground=True, regrounded=regrounded)
 
     async def caption_event_at(self, video_id: str, start: float, end: float, text: str) -> Segment | None:
         """The index's caption event with this span and words (a search hit's own row)."""
@@ -418,122 +418,123 @@ class Toolbox:
             start: The span's start, in seconds, as find or search gave it.
             end: The span's end, in seconds.
         """
-        return await self.verify_span(video_id, event, start, end)
+        return await self.check(Claim(video_id, event, start, end))
 
-    async def verify_span(self, video_id: str, event: str, start: float, end: float,
-                          window: tuple[float, float] | None = None, proposed_by: str = "grounding",
-                          reground: bool | None = None, regrounded: Evidence | None = None,
-                          speech: bool | None = None) -> Verification:
-        """``verify``, told more about where the span came from: evidence for or against ``event`` happening
-        in ``[start, end]``, combined into a confidence.
+    async def check(self, claim: Claim, reground: bool | None = None,
+                    regrounded: Evidence | None = None) -> Verification:
+        """Evidence for or against ``claim``'s event happening over its span, combined into a confidence.
 
         Reads what the index says happens over the span (caption events, transcript lines) and
         has the entailment model judge whether it means the event; captions the tight span
         afresh (one Marlin call) for a second reading; compares the span with the video's
         other events; and, when a judge is configured, has it read the fresh caption too.
         ``reground`` (default: the setting) also grounds the event again around the span, unless that was
-        done already (``regrounded``: its evidence). ``speech``: whether ``event`` is something said (default:
-        what the question is about), so that a neighbour checked for a question about speech is read as seen.
+        done already (``regrounded``: its evidence). A line said is read as it is: Marlin cannot add to it.
         """
-        speech = self.speech_question if speech is None else speech
         meter = _Meter()
-        ref = await self._ref(video_id)
-        video = await self.video_info(video_id)
-        span = (start, end)
-        shown = window or centred_window(start, end, video.duration)
-        proposal = {"grounding": f"Marlin placed it at {clock(start)}–{clock(end)} when shown "
-                                 f"{clock(shown[0])}–{clock(shown[1])}",
-                    "caption": f"Marlin's caption has an event at {clock(start)}–{clock(end)}",
-                    "planner": f"the planner reported {clock(start)}–{clock(end)} after verifying another event "
-                               "there; verified again for the event asked"}[proposed_by]
-        evidence = [Evidence(kind="grounding", text=proposal, start=start, end=end, score=1.0)]
+        ref = await self._ref(claim.video_id)
+        video = await self.video_info(claim.video_id)
+        start, end = claim.span
+        evidence = [self._proposal(claim, video.duration)]
         if regrounded is not None:
             evidence.append(regrounded)
-        again = (self.settings.verify.reground if reground is None else reground) and regrounded is None
-        afresh = ((self.settings.verify.fresh_caption or self.verifier.judge is not None)
+        marlin = claim.source is not Source.SPEECH
+        again = marlin and (self.settings.verify.reground if reground is None else reground) and regrounded is None
+        afresh = (marlin and (self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
-                  and not speech)
-        fresh = await self._ask_marlin_again(video_id, video, event, span, shown, meter, evidence, again, afresh,
-                                             speech)
-        if not again and proposed_by == "grounding":
+                  and not claim.speech)
+        shown = claim.window or centred_window(start, end, video.duration)
+        fresh = await self._ask_marlin_again(video, claim, shown, meter, evidence, again, afresh)
+        if not again and claim.source is Source.GROUNDING:
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
             # stated so that candidates proposed by find and by captions are weighed alike.
             evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
                                      score=1.0))
-        texts = await self.span_texts(video_id, event, span, fresh, speech)
+        texts = await self.span_texts(claim, fresh)
         evidence += await asyncio.to_thread(self.verifier.read, texts)
         if self.verifier.judge is not None and fresh is not None:
-            score, reason = await self.verifier.judge(event, fresh)
+            score, reason = await self.verifier.judge(claim.event, fresh)
             evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
                                      score=round(min(1.0, max(0.0, score)), 3)))
-        timed = (caption_timing(span, evidence, texts.events,
+        timed = (caption_timing(claim.span, evidence, texts.events,
                                 lambda row: cut_at_chunk_edge(row, video.duration, EDGE_SECONDS))
-                 if proposed_by == "grounding" and not speech else None)
+                 if claim.source is Source.GROUNDING and not claim.speech else None)
         if timed is not None:
             (start, end), note = timed
             evidence.append(note)
         moment = Moment(video=ref, start=start, end=end, evidence=evidence,
-                        confidence=self.verifier.confidence(evidence, speech))
+                        confidence=self.verifier.confidence(evidence, claim.speech))
         self.verified.append(moment)
-        self.verified_for[id(moment)] = event
+        self.verified_for[id(moment)] = claim.event
         threshold = self.verifier.threshold
         return Verification(moment=moment, passed=self.verifier.passes(moment.confidence), threshold=threshold,
-                            cost=self._done("verify", f'"{event}" at {ref.title} {clock(start)}–{clock(end)}: '
+                            cost=self._done("verify", f'"{claim.event}" at {ref.title} {clock(start)}–{clock(end)}: '
                                             f"confidence {moment.confidence:.2f}", meter))
 
-    async def _ask_marlin_again(self, video_id: str, video: VideoInfo, event: str, span: tuple[float, float],
-                                shown: tuple[float, float], meter: _Meter, evidence: list[Evidence], again: bool,
-                                afresh: bool, speech: bool) -> SpanCaption | None:
+    @staticmethod
+    def _proposal(claim: Claim, duration: float) -> Evidence:
+        """Where the span came from, as the first piece of its evidence."""
+        start, end = claim.span
+        shown = claim.window or centred_window(start, end, duration)
+        text = {Source.GROUNDING: f"Marlin placed it at {clock(start)}–{clock(end)} when shown "
+                                  f"{clock(shown[0])}–{clock(shown[1])}",
+                Source.CAPTION: f"Marlin's caption has an event at {clock(start)}–{clock(end)}",
+                Source.PLANNER: f"the planner reported {clock(start)}–{clock(end)} after verifying another event "
+                                "there; verified again for the event asked",
+                Source.SPEECH: f'said at {clock(start)}–{clock(end)}: "{claim.said}"'}[claim.source]
+        return Evidence(kind="grounding", text=text, start=start, end=end, score=1.0)
+
+    async def _ask_marlin_again(self, video: VideoInfo, claim: Claim, shown: tuple[float, float], meter: _Meter,
+                                evidence: list[Evidence], again: bool, afresh: bool) -> SpanCaption | None:
         """Ground ``event`` again around the span (``again``, its evidence added) and caption the span afresh
         (``afresh``, returned); None when there is no fresh caption."""
         # What the index says about the span is read while Marlin works: the signals remember what they
         # scored, so the reading that follows the fresh caption only adds the new wording's share.
-        ahead = asyncio.create_task(self._read_ahead(video_id, event, span, speech)) if again or afresh else None
+        ahead = asyncio.create_task(self._read_ahead(claim)) if again or afresh else None
         try:
             if again and afresh and self._room_for(2):
                 # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
-                _, fresh = await _side_by_side(self._reground(video, event, span, shown, meter, evidence),
-                                               self._fresh_caption(video_id, span, video.duration, meter))
+                _, fresh = await _side_by_side(self._reground(video, claim, shown, meter, evidence),
+                                               self._fresh_caption(claim.video_id, claim.span, video.duration, meter))
                 return fresh
             # Out of budget, verification still reads the free signals and keeps the moment: a
             # run cut short must not lose what it found. The next Marlin call stops the run.
-            budget_spent = again and await self._reground(video, event, span, shown, meter, evidence)
-            return (await self._fresh_caption(video_id, span, video.duration, meter)
+            budget_spent = again and await self._reground(video, claim, shown, meter, evidence)
+            return (await self._fresh_caption(claim.video_id, claim.span, video.duration, meter)
                     if afresh and not budget_spent else None)
         finally:
             if ahead is not None:
                 await ahead
 
-    async def _read_ahead(self, video_id: str, event: str, span: tuple[float, float], speech: bool) -> None:
-        """Read the index's texts about ``span`` (remembered by the signals); a failure here is met again, and
-        reported, by the reading that counts."""
+    async def _read_ahead(self, claim: Claim) -> None:
+        """Read the index's texts about the claim's span (remembered by the signals); a failure here is met again,
+        and reported, by the reading that counts."""
         try:
-            await asyncio.to_thread(self.verifier.read, await self.span_texts(video_id, event, span, speech=speech))
+            await asyncio.to_thread(self.verifier.read, await self.span_texts(claim))
         except MarlinAgentError:
             pass
 
-    async def span_texts(self, video_id: str, event: str, span: tuple[float, float],
-                         fresh: SpanCaption | None = None, speech: bool | None = None) -> SpanTexts:
-        """What the index (and a fresh caption) says about ``span``, as the verifier reads it.
+    async def span_texts(self, claim: Claim, fresh: SpanCaption | None = None) -> SpanTexts:
+        """What the index (and a fresh caption) says about the claim's span, as the verifier reads it.
 
-        For a question about what is seen: the video's caption events, the fresh caption's, and the
-        lines said around the span. For a question about what is said: the video's spoken lines
-        take the place of its caption events (what is seen does not answer it)."""
-        lines = await self._read_segments(video_id, "transcript")
-        if self.speech_question if speech is None else speech:
-            return SpanTexts(event=event, span=span, events=lines, about_speech=True)
-        events = await self._read_segments(video_id, "event")
+        For an event that is seen: the video's caption events, the fresh caption's, and the lines said
+        around the span. For an event that is said: the video's spoken lines take the place of its
+        caption events (what is seen does not answer it)."""
+        lines = await self._read_segments(claim.video_id, "transcript")
+        if claim.speech:
+            return SpanTexts(event=claim.event, span=claim.span, events=lines, about_speech=True)
+        events = await self._read_segments(claim.video_id, "event")
         described = list(fresh.events) if fresh else []
-        return SpanTexts(event=event, span=span, events=events, fresh=described,
-                         lines=_overlapping(lines, span[0], span[1], 1.0))
+        return SpanTexts(event=claim.event, span=claim.span, events=events, fresh=described,
+                         lines=_overlapping(lines, claim.start, claim.end, 1.0))
 
-    async def _reground(self, video: VideoInfo, event: str, span: tuple[float, float], shown: tuple[float, float],
-                        meter: _Meter, evidence: list[Evidence]) -> bool:
+    async def _reground(self, video: VideoInfo, claim: Claim, shown: tuple[float, float], meter: _Meter,
+                        evidence: list[Evidence]) -> bool:
         """Ground again on a tighter window; True when the budget ran out doing it."""
-        retry = tighter_window(span, shown, video.duration)
+        retry = tighter_window(claim.span, shown, video.duration)
         try:
-            again = await self._ground(video, event, *retry, meter) if retry != shown else span
-            evidence.append(regrounding_evidence(span, again, retry))
+            again = await self._ground(video, claim.event, *retry, meter) if retry != shown else claim.span
+            evidence.append(regrounding_evidence(claim.span, again, retry))
         except MarlinAgentError as exc:
             if exc.stops_run:
                 raise
