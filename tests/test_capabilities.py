@@ -154,8 +154,8 @@ def test_the_models_a_capability_reads_load_beside_its_work_without_holding_it_u
 
     started, release, threads = threading.Event(), threading.Event(), []
 
-    def slow_load(settings):
-        threads.append(threading.current_thread().name)
+    def slow_load(settings, first_run):
+        threads.append((threading.current_thread().name, first_run))
         started.set()
         release.wait(30)
         return True
@@ -165,7 +165,7 @@ def test_the_models_a_capability_reads_load_beside_its_work_without_holding_it_u
         result = invoke(["search", "a red circle", "--json"], library_env)
         assert result.exit_code == 0, result.stdout
         assert document(result)["results"] == []  # an empty library: the search ran to its end
-        assert started.wait(5) and threads == ["load embedding model"]
+        assert started.wait(5) and threads == [("load embedding model", False)]  # loaded, not run
     finally:
         release.set()
 
@@ -173,7 +173,7 @@ def test_the_models_a_capability_reads_load_beside_its_work_without_holding_it_u
 def test_a_load_ahead_that_fails_leaves_the_command_to_load_or_report_the_model_itself(monkeypatch, library_env):
     import marlin_agent.app.warm as warm
 
-    def broken(settings):
+    def broken(settings, first_run):
         raise OSError("the disk is gone")
 
     monkeypatch.setitem(warm._STEPS, warm.EMBEDDER, broken)

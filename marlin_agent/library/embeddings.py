@@ -76,6 +76,10 @@ class Embedder:
         return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
                              env_var="MARLIN_EMBED_MODEL")
 
+    def load(self) -> None:
+        """Load the model now rather than at its first use (a load under way elsewhere is waited for)."""
+        self._load()
+
     def _load(self):
         with self._lock:
             if self._session is None:

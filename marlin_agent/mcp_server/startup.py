@@ -17,13 +17,6 @@ import time
 
 from marlin_agent.config import Settings
 
-# Everything a tool call imports lazily that is slow to import or imports native code.
-HEAVY_MODULES = (
-    "pyarrow", "lancedb", "av", "httpx",
-    "marlin_agent.indexing.run", "marlin_agent.library.store", "marlin_agent.app.search", "marlin_agent.app.ask",
-    "marlin_agent.marlin.scan", "marlin_agent.extraction.job", "marlin_agent.extraction.schema", "marlin_agent.tools",
-)
-
 # How long after start the loading begins: the host's handshake and tool listing come first.
 BEGIN_AFTER_SECONDS = 1.0
 
@@ -48,10 +41,10 @@ class Startup:
     def _load(self, delay: float) -> None:
         time.sleep(delay)
         try:
-            for name in HEAVY_MODULES:
-                importlib.import_module(name)
-            from marlin_agent.app.warm import warm
+            from marlin_agent.app.warm import WORK_MODULES, warm
 
+            for name in WORK_MODULES:
+                importlib.import_module(name)
             warm(self.settings)  # never fails: a model that is missing is reported by the call that needs it
         except BaseException as exc:  # noqa: BLE001 - re-raised in every call that waits
             self._error = exc

@@ -30,15 +30,11 @@ from marlin_agent.resident.client import (
     socket_path,
 )
 
-# What library commands import sooner or later; each is imported once here and shared by every child.
-PRELOAD = (
-    "numpy", "pyarrow", "lancedb", "lancedb.remote.table", "tokenizers", "av", "httpx", "httpcore", "anyio", "h11",
+# The front doors' own modules (the command line, the MCP server, the engines); with the work's
+# (``app.warm.WORK_MODULES``) they are imported once here and shared by every child.
+FRONT_DOOR_MODULES = (
     "ctypes.util", "venv", "typer._click.decorators", "typer._adapters", "marlin_agent.cli.render",
-    "marlin_agent.engines.manager", "marlin_agent.verification.signals.meaning",
-    "marlin_agent.verification.signals.similarity", "mcp.server.mcpserver", "marlin_agent.mcp_server",
-    "marlin_agent.cli.main", "marlin_agent.app.ask", "marlin_agent.app.search", "marlin_agent.app.describe",
-    "marlin_agent.indexing.run", "marlin_agent.library.transcripts", "marlin_agent.planners.pipeline",
-    "marlin_agent.verification.verifier", "marlin_agent.verification.signals.lexical", "marlin_agent.extraction.job",
+    "marlin_agent.engines.manager", "mcp.server.mcpserver", "marlin_agent.mcp_server", "marlin_agent.cli.main",
 )
 # Imported before a fork, these leave a forked child unable to exit (ONNX Runtime's and CTranslate2's
 # runtimes join threads the child does not have): children import them themselves, which is quick.
@@ -50,7 +46,9 @@ _ACCEPT_POLL = 5.0
 
 def _preload() -> bool:
     """Import what the children share; False when something that must not precede a fork came with it."""
-    for name in PRELOAD:
+    from marlin_agent.app.warm import WORK_MODULES
+
+    for name in WORK_MODULES + FRONT_DOOR_MODULES:
         try:
             importlib.import_module(name)
         except ImportError:

@@ -68,6 +68,10 @@ class EntailmentModel:
         self._file: Path | None = None
         self._stamp: tuple[int, int, int] | None = None
 
+    def load(self) -> None:
+        """Load the model now rather than at its first use (a load under way elsewhere is waited for)."""
+        self._load()
+
     def _load(self):
         with self._lock:
             if self._session is None:
