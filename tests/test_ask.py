@@ -9,7 +9,7 @@ from marlin_agent.app.ask import ask, verify_find
 from marlin_agent.config import load_settings
 from marlin_agent.errors import NoVideosFound
 from marlin_agent.planners.pipeline import event_description
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from tests.cli_runner import document, invoke
 
 from .conftest import verify_threshold

@@ -12,7 +12,7 @@ from marlin_agent.app.ask import ask
 from marlin_agent.config import PlannerSettings, load_settings
 from marlin_agent.errors import PlannerNotConfigured
 from marlin_agent.llm.models import planner_model
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from tests.cli_runner import document, invoke
 
 from .conftest import verify_threshold

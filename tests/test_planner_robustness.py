@@ -17,7 +17,7 @@ from evals.synthetic.scripted_planner import FixedMoves, SloppyPlanner
 from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
 from marlin_agent.errors import PlannerError
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from tests.cli_runner import document, invoke
 
 WHITE_CIRCLE = (131, 140)

@@ -131,6 +131,6 @@ def test_times_are_clamped_to_the_clip_at_both_ends_and_kept_inside_it():
     ((0.2, 0.6), (0.4, 0.8), 1 / 3),
 ])
 def test_iou_is_overlap_over_union_for_any_order_and_length(a, b, expected):
-    from marlin_agent.verification.signals import iou
+    from marlin_agent.verification.spans import iou
 
     assert iou(a, b) == pytest.approx(expected)

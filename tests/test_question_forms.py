@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from evals.synthetic.scripted_planner import ScriptedPlanner
 from marlin_agent.planners.question_forms import read_question
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from tests.cli_runner import document, invoke
 
 

@@ -12,7 +12,7 @@ from evals.synthetic.scenes import CALIBRATION, NEGATIVE_KINDS, QUESTION_KINDS, 
 from evals.synthetic.vision import Observation, Sighting
 from marlin_agent.app.ask import ask
 from marlin_agent.config import load_settings
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 
 
 def test_the_world_covers_the_footage_people_search_with_labelled_questions_and_negatives():

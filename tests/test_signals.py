@@ -11,11 +11,8 @@ from marlin_agent.verification.signals import (
     best_match_evidence,
     contradiction_evidence,
     entailment_evidence,
-    overlap_credit,
-    overlap_share,
     regrounding_evidence,
     spoken,
-    tighter_window,
 )
 from marlin_agent.verification.signals.similarity import (
     run_sizes,
@@ -23,6 +20,7 @@ from marlin_agent.verification.signals.similarity import (
     text_evidence,
     text_similarities,
 )
+from marlin_agent.verification.spans import overlap_credit, overlap_share, tighter_window
 
 
 def row(start: float, end: float, text: str = "x") -> dict:

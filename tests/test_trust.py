@@ -19,7 +19,7 @@ from marlin_agent.domain import VideoRef
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
 from marlin_agent.verification.claims import Claim
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,7 @@ import pytest
 from evals.synthetic.footage import as_transport_stream
 from evals.synthetic.live import mosquitto_binary
 from evals.synthetic.watch_cli import WatchProcess
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from tests.machine import needs
 
 QUESTION = "when does the red circle appear"

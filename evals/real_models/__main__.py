@@ -34,7 +34,7 @@ from evals.synthetic.realistic import realistic_suite
 from evals.synthetic.simulator import MarlinSimulator
 from marlin_agent.config import load_settings
 from marlin_agent.errors import MarlinAgentError
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 
 MODES = ("pipeline", "llm")
 

@@ -19,7 +19,7 @@ from marlin_agent.library.records import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
 from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.claims import Claim, Source
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from marlin_agent.verification.verifier import about_speech
 
 SEARCH_DEPTH = 20

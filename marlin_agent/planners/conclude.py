@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 
 # An occurrence whose description says less than this share of the event (its words said, less what it
 # denies), and this much less than the best-said occurrence's, is a look-alike the other signals carried

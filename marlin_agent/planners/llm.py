@@ -48,7 +48,7 @@ from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.instructions import described
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 from marlin_agent.verification.verifier import about_speech
 
 # Tokens a move may take: a move is a few dozen; a model that writes on is cut off here.

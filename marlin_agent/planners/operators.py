@@ -22,7 +22,7 @@ from marlin_agent.marlin.wording import idle
 from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
-from marlin_agent.verification.signals import iou
+from marlin_agent.verification.spans import iou
 
 # find(event, exhaustive) -> every candidate moment checked for ``event`` (verified or not).
 Find = Callable[[str, bool], Awaitable[list[Moment]]]

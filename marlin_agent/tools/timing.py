@@ -17,7 +17,8 @@ from collections.abc import Callable
 from marlin_agent.clock import clock
 from marlin_agent.domain import Evidence
 from marlin_agent.library.records import Segment, chunk_window
-from marlin_agent.verification.signals import Timed, iou
+from marlin_agent.verification.signals import Timed
+from marlin_agent.verification.spans import iou
 
 # A caption event overlapping the grounded span at least this much (IoU) is the same event timed apart ...
 SAME_EVENT = 0.3

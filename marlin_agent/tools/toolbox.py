@@ -43,7 +43,8 @@ from marlin_agent.tools.results import (
 from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
 from marlin_agent.tools.trace_order import Place, branches, stamp
 from marlin_agent.verification.claims import Claim, Source
-from marlin_agent.verification.signals import SpanTexts, regrounding_evidence, tighter_window
+from marlin_agent.verification.signals import SpanTexts, regrounding_evidence
+from marlin_agent.verification.spans import tighter_window
 from marlin_agent.verification.verifier import Judge, Verifier
 
 WINDOW_SECONDS = 60.0

@@ -23,6 +23,7 @@ import numpy as np
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import Entailment
+from marlin_agent.verification.spans import iou, overlap_credit
 
 
 class Encoder(Protocol):
@@ -127,35 +128,9 @@ def build_signals(settings: Settings, embed: Embed) -> list[Signal]:
     return [cls(settings, embed) for cls in registered()]
 
 
-# A row counts for a span when at least this share of the shorter of the two overlaps;
-# full credit from _FULL_OVERLAP on.
-_MIN_OVERLAP = 0.3
-_FULL_OVERLAP = 0.6
-
-
 def spoken(text: str) -> str:
     """A transcript line as a premise: NLI models read "X says: ..." as someone saying it."""
     return f'Someone says: "{text.strip()}"'
-
-
-def iou(a: tuple[float, float], b: tuple[float, float]) -> float:
-    """Temporal intersection over union, as TimeLens-Bench defines it."""
-    inter = max(0.0, min(a[1], b[1]) - max(a[0], b[0]))
-    union = max(a[1], b[1]) - min(a[0], b[0])
-    return inter / union if union > 0 else float(a == b)
-
-
-def overlap_share(span: tuple[float, float], other: tuple[float, float]) -> float:
-    """How much of the shorter of the two intervals lies inside the other."""
-    inter = max(0.0, min(span[1], other[1]) - max(span[0], other[0]))
-    shortest = min(span[1] - span[0], other[1] - other[0])
-    return inter / shortest if shortest > 0 else 0.0
-
-
-def overlap_credit(span: tuple[float, float], row: Timed) -> float:
-    """0 for a row that hardly overlaps ``span``, rising to 1 when most of it does."""
-    share = overlap_share(span, (row.start, row.end))
-    return 0.0 if share < _MIN_OVERLAP else min(1.0, share / _FULL_OVERLAP)
 
 
 def entailment_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
@@ -209,16 +184,3 @@ def regrounding_evidence(span: tuple[float, float], again: tuple[float, float] |
     return Evidence(kind="regrounding", text=f"grounded again on {window[0]:.1f}–{window[1]:.1f} s: "
                     f"{again[0]:.1f}–{again[1]:.1f} s (IoU {agreement:.2f})", start=again[0], end=again[1],
                     score=round(agreement, 3))
-
-
-def tighter_window(span: tuple[float, float], window: tuple[float, float], duration: float) -> tuple[float, float]:
-    """A window around the span, clearly different from the first, for re-grounding.
-
-    Half the original window, centred on the span (never shorter than the span plus 2 s
-    each side), clamped to the video. An invented span is placed relative to the clip, so
-    it moves when the window does.
-    """
-    length = max((window[1] - window[0]) / 2, span[1] - span[0] + 4.0)
-    centre = (span[0] + span[1]) / 2
-    start = max(0.0, min(centre - length / 2, duration - length))
-    return round(start, 3), round(min(duration, start + length), 3)

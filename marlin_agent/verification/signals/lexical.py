@@ -23,7 +23,8 @@ from typing import ClassVar
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
-from marlin_agent.verification.signals import Embed, SpanTexts, Timed, iou, signal
+from marlin_agent.verification.signals import Embed, SpanTexts, Timed, signal
+from marlin_agent.verification.spans import iou
 from marlin_agent.verification.wordnet import WordNet, open_wordnet
 
 # Words that carry no event of their own: articles, pronouns, auxiliaries, prepositions.

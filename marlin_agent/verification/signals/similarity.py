@@ -16,7 +16,8 @@ import numpy as np
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
-from marlin_agent.verification.signals import Embed, Encoder, SpanTexts, Timed, overlap_credit, signal
+from marlin_agent.verification.signals import Embed, Encoder, SpanTexts, Timed, signal
+from marlin_agent.verification.spans import overlap_credit
 
 # MiniLM cosine (of the question and a description's best run of words, pooled in context) below which
 # the texts are unrelated, and from which they say the same thing.
