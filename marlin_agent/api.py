@@ -46,21 +46,30 @@ def _taken(param: Param, value: Any) -> Any:
         raise InputError(f"{param.name}: {exc.errors()[0]['msg']}") from None
 
 
-def _methods(capability: Capability):
-    """The coroutine and the blocking method for ``capability``, with its signature and docstring."""
-    params = capability.params()
+def _signature(capability: Capability, returns: str) -> inspect.Signature:
+    """A method's signature for ``capability``: its parameters, then the options only the API offers."""
     shown = [inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)]
     shown += [inspect.Parameter(p.name, inspect.Parameter.POSITIONAL_OR_KEYWORD, default=p.default,
-                                annotation=p.annotation) for p in params]
+                                annotation=p.annotation) for p in capability.params()]
     shown += capability.surface_options()
-    signature = inspect.Signature(shown, return_annotation=capability.result.split(":")[1])
+    return inspect.Signature(shown, return_annotation=returns)
+
+
+def _arguments(capability: Capability, signature: inspect.Signature, agent: Any, args: tuple,
+               kwargs: dict[str, Any]) -> dict[str, Any]:
+    """A call's arguments as the capability takes them, every value checked against its declaration."""
+    bound = signature.bind(agent, *args, **kwargs)
+    bound.apply_defaults()
+    given = {name: value for name, value in bound.arguments.items() if name != "self"}
+    return {p.name: _taken(p, given.pop(p.name)) for p in capability.params()} | given
+
+
+def _methods(capability: Capability):
+    """The coroutine and the blocking method for ``capability``, with its signature and docstring."""
+    signature = _signature(capability, capability.result.split(":")[1])
 
     async def coroutine(self: VideoAgent, *args: Any, **kwargs: Any) -> Any:
-        bound = signature.bind(self, *args, **kwargs)
-        bound.apply_defaults()
-        given = {name: value for name, value in bound.arguments.items() if name != "self"}
-        arguments = {p.name: _taken(p, given.pop(p.name)) for p in params} | given
-        return await capability(arguments, self._run())
+        return await capability(_arguments(capability, signature, self, args, kwargs), self._run())
 
     def blocking(self: VideoAgent, *args: Any, **kwargs: Any) -> Any:
         return asyncio.run(coroutine(self, *args, **kwargs))
@@ -70,6 +79,10 @@ def _methods(capability: Capability):
         function.__doc__ = capability.description
         function.__signature__ = signature
     return coroutine, blocking
+
+
+# extract's methods yield rows as they land; their parameters are the capability's all the same.
+_EXTRACT_SIGNATURE = _signature(BY_NAME["extract"], "AsyncIterator[Any]")
 
 
 class VideoAgent:
@@ -95,27 +108,21 @@ class VideoAgent:
     def _run(self) -> Run:
         return Run(self.settings, serve=lambda: asyncio.to_thread(self._served))
 
-    async def aextract(self, schema, sources: str | Path | list[str | Path], output: str | Path | None = None,
-                       per: str = "video", instructions: str | None = None, planner: str | None = None,
-                       overwrite: bool = False, retry_failed: bool = False, *, model: Any = None) -> AsyncIterator[Any]:
+    async def aextract(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         """Rows matching ``schema`` (a pydantic model class, a JSON Schema dict or file, or "marlin"), written to
         ``output`` as they land and yielded as validated objects: instances of the model class when one was given,
         dicts otherwise. Rows that fail validation are written, not yielded. ``model`` is a pydantic-ai model to
         fill with instead of the configured planner. The parameters are the ``extract`` capability's."""
+        from marlin_agent.app.capabilities import job_options
         from marlin_agent.config import with_values
         from marlin_agent.extraction.job import rows_of
 
         capability = BY_NAME["extract"]
-        given = {"schema": schema, "sources": sources, "output": output, "per": per, "instructions": instructions,
-                 "planner": planner, "overwrite": overwrite, "retry_failed": retry_failed}
-        run = self._run()
-        arguments = capability.checked({p.name: _taken(p, given[p.name]) for p in capability.params()}
-                                       | {"model": model}, run)
-        settings = with_values(await run.served(), {"planner.model": planner})
+        arguments, run = _arguments(capability, _EXTRACT_SIGNATURE, self, args, kwargs), self._run()
+        arguments = capability.checked(arguments, run)
+        settings = with_values(await run.served(), {"planner.model": arguments["planner"]})
         loaded = arguments["schema"]
-        rows = rows_of(loaded, arguments["sources"], settings, arguments["output"], per=arguments["per"], model=model,
-                       instructions=instructions, retry_failed=retry_failed, force=overwrite)
-        async for row in rows:
+        async for row in rows_of(loaded, arguments["sources"], settings, arguments["output"], **job_options(arguments)):
             if row.valid:
                 yield loaded.model.model_validate(row.data) if loaded.model else row.data
 
@@ -189,4 +196,5 @@ for _capability in CAPABILITIES:
         _coroutine, _blocking = _methods(_capability)
         setattr(VideoAgent, _coroutine.__name__, _coroutine)
         setattr(VideoAgent, _blocking.__name__, _blocking)
-VideoAgent.extract.__signature__ = inspect.signature(VideoAgent.aextract).replace(return_annotation="Iterator[Any]")
+VideoAgent.aextract.__signature__ = _EXTRACT_SIGNATURE.replace(return_annotation="AsyncIterator[Any]")
+VideoAgent.extract.__signature__ = _EXTRACT_SIGNATURE.replace(return_annotation="Iterator[Any]")

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 
 from marlin_agent import VideoAgent
 from marlin_agent.api import _methods
-from marlin_agent.app.capabilities import CAPABILITIES, Video
+from marlin_agent.app.capabilities import BY_NAME, CAPABILITIES, Video
 from marlin_agent.app.capability import Capability, Run
 from marlin_agent.cli.commands import command
 from marlin_agent.cli.main import app
@@ -187,3 +187,32 @@ def test_every_model_a_capability_loads_ahead_is_one_the_warm_up_knows():
 
     declared = {name for capability in CAPABILITIES for name in capability.loads}
     assert declared and declared <= set(warm._STEPS)
+
+
+def test_every_argument_of_extract_reaches_every_way_of_running_the_job():
+    """The job in this process, the API's rows and a Ray job each take extract's arguments by the capability's own
+    names (``job_options``): a parameter added to the capability reaches all three, and a runner that does not
+    take it fails this test rather than dropping it."""
+    from marlin_agent.app.capabilities import job_options
+    from marlin_agent.extraction.job import rows_of
+    from marlin_agent.scale.extract_on_ray import extract_on_ray
+
+    capability = BY_NAME["extract"]
+    names = [p.name for p in capability.params()] + [p.name for p in capability.surface_options()]
+    options = set(job_options(dict.fromkeys(names)))
+    assert {"per", "instructions", "overwrite", "retry_failed"} <= options
+    for runner in (rows_of, extract_on_ray):
+        assert options <= set(inspect.signature(runner).parameters), runner.__name__
+    assert names == [name for name in inspect.signature(VideoAgent.aextract).parameters if name != "self"]
+    assert names == [name for name in inspect.signature(VideoAgent.extract).parameters if name != "self"]
+
+
+def test_a_ray_job_refuses_what_it_cannot_send_to_its_workers_instead_of_dropping_it(tmp_path):
+    from marlin_agent.extraction.schema import load_schema
+    from marlin_agent.scale.extract_on_ray import extract_on_ray
+
+    schema = load_schema("marlin")
+    settings = load_settings(env={"MARLIN_HOME": str(tmp_path)})
+    with pytest.raises(InputError, match="cannot be sent to Ray workers"):
+        asyncio.run(extract_on_ray(schema, ["."], settings, tmp_path / "rows.jsonl", "auto", model=object()))
+    assert not (tmp_path / "rows.jsonl").exists()

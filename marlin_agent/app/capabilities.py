@@ -192,11 +192,22 @@ async def extract(
     *, run: Run, shard: Any = None, model: Any = None,
 ) -> "ExtractSummary":  # noqa: F821
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
+    arguments = dict(locals())  # first, so that it holds the parameters and nothing else
     from marlin_agent.extraction.job import extract as extract_rows
 
     settings = with_values(await run.served(), {"planner.model": planner})
-    return await extract_rows(schema, sources, settings, output, per=per, instructions=instructions, model=model,
-                              retry_failed=retry_failed, on_progress=run.on_index, shard=shard, force=overwrite)
+    return await extract_rows(schema, sources, settings, output, on_progress=run.on_index, **job_options(arguments))
+
+
+# What a front door resolves before an extraction job starts; every other argument of ``extract`` is the job's.
+_RESOLVED_FIRST = frozenset({"schema", "sources", "output", "planner", "run"})
+
+
+def job_options(arguments: dict[str, Any]) -> dict[str, Any]:
+    """``extract``'s arguments as every way of running the job takes them (in this process, as rows for the API,
+    on Ray): by the capability's own names, so that a parameter added to ``extract`` reaches each of them, and a
+    runner that does not take it fails loudly rather than dropping it."""
+    return {name: value for name, value in arguments.items() if name not in _RESOLVED_FIRST}
 
 
 # The order is the order the front doors list them in. What a capability ``loads`` ahead is what builds with the

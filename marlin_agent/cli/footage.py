@@ -131,13 +131,12 @@ def extract_modes(
         return
 
     async def on_ray(run, arguments):
+        from marlin_agent.app.capabilities import job_options
         from marlin_agent.config import with_values
         from marlin_agent.scale.extract_on_ray import extract_on_ray
 
         settings = with_values(run.settings, {"planner.model": arguments["planner"]})
         return await extract_on_ray(arguments["schema"], arguments["sources"], settings, arguments["output"], ray,
-                                    workers, servers, per=arguments["per"], instructions=arguments["instructions"],
-                                    retry_failed=arguments["retry_failed"], on_progress=run.on_index,
-                                    force=arguments["overwrite"])
+                                    workers, servers, on_progress=run.on_index, **job_options(arguments))
 
     call.work = on_ray

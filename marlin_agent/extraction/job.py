@@ -297,7 +297,7 @@ def summarise(journal: Journal, rows: list[Row], tally: Tally, seconds: float) -
 async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output: Path, per: Per = "video",
                   model=None, instructions: str | None = None, retry_failed: bool = False,
                   on_progress: Callable | None = None, summary: dict | None = None,
-                  shard: Shard | None = None, force: bool = False) -> AsyncIterator[Row]:
+                  shard: Shard | None = None, overwrite: bool = False) -> AsyncIterator[Row]:
     """Fill and write every row not written yet; yield each new row as it lands."""
     check_output(output)
     if shard is not None:
@@ -305,7 +305,7 @@ async def rows_of(schema: Schema, inputs: list[str], settings: Settings, output:
     # No LLM to fill the rows is said before the output is opened: a refused job leaves no empty file.
     filler = row_filler(schema, settings, model, instructions)
     # A file that is not ours, or that another job writes now: refused before any work.
-    journal = Journal(output, schema, settings.home / "locks", retry_failed, force)
+    journal = Journal(output, schema, settings.home / "locks", retry_failed, overwrite)
     started = time.monotonic()
     tally, new = Tally(), []
     try:

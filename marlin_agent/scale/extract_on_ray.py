@@ -14,6 +14,7 @@ import time
 from pathlib import Path
 
 from marlin_agent.config import Settings
+from marlin_agent.errors import InputError
 from marlin_agent.extraction.job import ExtractSummary, Journal, Row, Tally, fill_rows, row_filler, summarise
 from marlin_agent.extraction.schema import Schema
 from marlin_agent.extraction.units import Per
@@ -39,11 +40,20 @@ def _extract_shard(settings: Settings, schema: Schema, inputs: list[str], per: P
 async def extract_on_ray(schema: Schema, inputs: list[str], settings: Settings, output: Path, address: str,
                          workers: int | None = None, endpoints: list[str] | None = None, per: Per = "video",
                          instructions: str | None = None, retry_failed: bool = False,
-                         on_progress=None, force: bool = False) -> ExtractSummary:
-    """Fill ``schema`` over ``inputs`` as one Ray task per worker, into ``output``; then compact the index."""
+                         on_progress=None, overwrite: bool = False, model=None, shard: Shard | None = None,
+                         ) -> ExtractSummary:
+    """Fill ``schema`` over ``inputs`` as one Ray task per worker, into ``output``; then compact the index.
+
+    It takes every option of the ``extract`` capability by name (``app.capabilities.job_options``); one that
+    a cluster cannot honour is refused, never dropped."""
+    if model is not None:
+        raise InputError("a model object lives in this process and cannot be sent to Ray workers",
+                         hint="Name the planner model in the settings ([planner] model) instead.")
+    if shard is not None:
+        raise InputError("a Ray job shards the footage itself: give --ray or --shard, not both")
     started = time.monotonic()
     row_filler(schema, settings, None, instructions)  # no LLM configured: say so before any cluster starts
-    journal = Journal(output, schema, settings.home / "locks", retry_failed, force)
+    journal = Journal(output, schema, settings.home / "locks", retry_failed, overwrite)
     tally, new = Tally(), []
 
     def keep(result: tuple[list[Row], Tally]) -> None:
