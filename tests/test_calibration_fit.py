@@ -61,3 +61,51 @@ def test_a_model_without_a_fitted_table_is_fitted_here_and_answers_as_the_shippe
     steps.clear()
     again = ensure_fitted(settings, _embed(settings), lambda done, total: steps.append(done))
     assert steps == [] and again == fitted, "the fit is made once, and found by the model's hash afterwards"
+
+
+def test_every_shipped_table_weighs_every_kind_of_evidence_the_verifier_reads():
+    from marlin_agent.verification.calibration import missing_features
+
+    _, tables = calibration_module.shipped_calibrations()
+    assert tables and {key: missing_features(table["weights"]) for key, table in tables.items()} == dict.fromkeys(
+        tables, [])
+
+
+def test_weights_of_your_own_that_leave_a_kind_out_are_refused_with_the_kind_named(offline_models, tmp_path):
+    from marlin_agent.errors import ConfigError
+
+    home = tmp_path / "home"
+    home.mkdir()
+    shipped = calibration_for(load_settings(env={**offline_models, "MARLIN_HOME": str(home)}),
+                              Path(offline_models["MARLIN_VERIFY_MODEL"]))
+    short = {kind: weight for kind, weight in shipped.weights.items() if kind != "lexical_thing"}
+    (home / "config.toml").write_text("[verify]\nbias = -3.0\n[verify.weights]\n"
+                                      + "".join(f"{kind} = {weight}\n" for kind, weight in short.items()))
+    settings = load_settings(env={**offline_models, "MARLIN_HOME": str(home)})
+    with pytest.raises(ConfigError, match="'lexical_thing'") as refused:
+        calibration_for(settings, Path(settings.verify.model))
+    assert "--fit" in refused.value.hint
+
+
+def test_a_fit_made_here_by_an_older_version_short_of_a_kind_is_passed_over_for_a_new_fit(unfitted, tmp_path):
+    from marlin_agent.verification.calibration import write_calibration
+
+    settings, shipped = unfitted
+    here = settings.home / "calibrations.toml"
+    here.parent.mkdir(parents=True, exist_ok=True)
+    here.write_text('fallback = "x"\n')
+    old = {"model": shipped.model, "fitted": True, "threshold": 0.5, "bias": -3.0,
+           "weights": {k: v for k, v in shipped.weights.items() if k != "lexical_action"}}
+    write_calibration(here, shipped.model, old)
+    assert calibration_for(settings, Path(settings.verify.model)).source == "priors"  # so ensure_fitted fits again
+
+
+def test_doctor_names_the_kind_your_weights_leave_out_instead_of_failing(offline_models, tmp_path):
+    from marlin_agent.setup.doctor import run_doctor
+
+    home = tmp_path / "home"
+    home.mkdir()
+    (home / "config.toml").write_text("[verify]\nbias = -3.0\n[verify.weights]\ncaption_event = 1.0\n")
+    report = run_doctor(load_settings(env={**offline_models, "MARLIN_HOME": str(home)}), start_engine=False)
+    check = next(c for c in report.checks if c.name == "verification")
+    assert check.status == "fail" and "'similarity'" in check.detail

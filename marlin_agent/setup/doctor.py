@@ -16,7 +16,7 @@ from typing import Literal
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
-from marlin_agent.errors import GATED_MODEL_URL, MarlinAgentError
+from marlin_agent.errors import GATED_MODEL_URL, ConfigError, MarlinAgentError
 
 Status = Literal["ok", "warn", "fail", "skip"]
 _GB = 1024**3
@@ -257,7 +257,11 @@ def _models(settings: Settings) -> list[Check]:
                                 fix=f"{pull} (while connected fetches every missing model), or set {model.env_var} "
                                     "to a local copy"))
         elif model.role == "verification":
-            calibration = calibration_for(settings, folder)
+            try:
+                calibration = calibration_for(settings, folder)
+            except ConfigError as exc:  # weights of the user's own that leave a kind of evidence out
+                checks.append(Check(name=model.role, status="fail", detail=exc.message, fix=exc.hint))
+                continue
             fitted = calibration.source != "priors"
             checks.append(Check(name=model.role, status="ok" if fitted else "warn",
                                 detail=f"{model.name}: {calibration.describe()}",

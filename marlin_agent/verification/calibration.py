@@ -14,6 +14,11 @@ What is used, first that applies:
 4. priors: the shipped table's priors for the model, or the default model's, marked **uncalibrated**
    (the answer and ``doctor`` say so, and the next ``models pull`` or answer fits them).
 A threshold set by the user (``--threshold``, ``[agent] threshold``) wins over the table's.
+
+Every table names a weight for every kind of evidence the verifier reads (``confidence.feature_kinds``):
+a kind left out would count as nothing without a word. Weights of your own that leave one out are a
+configuration error naming it; a fit made here by an older version that lacks a kind added since is
+passed over (and fitted again on first use).
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from pathlib import Path
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
+from marlin_agent.errors import ConfigError
 from marlin_agent.resources import data_path
 
 SHIPPED = "configs/calibrations.toml"
@@ -126,6 +132,22 @@ def _table(tables: dict[str, dict], keys: list[str]) -> str | None:
     return next((aliases[k] for k in keys if k in aliases), None)
 
 
+def missing_features(weights: dict[str, float]) -> list[str]:
+    """The kinds of evidence the verifier reads that ``weights`` give no weight."""
+    from marlin_agent.verification.confidence import feature_kinds
+
+    return [kind for kind in feature_kinds() if kind not in weights]
+
+
+def _complete(calibration: Calibration, where: str) -> Calibration:
+    missing = missing_features(calibration.weights)
+    if missing:
+        named = ", ".join(repr(kind) for kind in missing)
+        raise ConfigError(f"{where} gives no weight for {named}: it would count for nothing",
+                          hint=f"Fit the weights again (`{FIT_COMMAND}`), or give each a weight (0 leaves it out).")
+    return calibration
+
+
 def _from_table(table: dict, model: str, source: str, calibrated: bool = True) -> Calibration:
     return Calibration(model=table.get("model", model), weights=table["weights"], bias=table["bias"],
                        threshold=table["threshold"], note=table.get("note", ""),
@@ -148,9 +170,10 @@ def calibration_for(settings: Settings, model_folder: Path | None = None,
     verify = settings.verify
     name = verify.model
     if verify.weights:
-        chosen = Calibration(model=name, weights=dict(verify.weights), bias=verify.bias,
-                             threshold=settings.agent.threshold if settings.agent.threshold is not None else 0.5,
-                             note="your [verify] weights", fitted=True, source="yours")
+        chosen = _complete(Calibration(
+            model=name, weights=dict(verify.weights), bias=verify.bias,
+            threshold=settings.agent.threshold if settings.agent.threshold is not None else 0.5,
+            note="your [verify] weights", fitted=True, source="yours"), "[verify.weights] in your configuration")
     else:
         keys = model_keys(settings, model_folder)
         fallback, tables = shipped_calibrations()
@@ -158,6 +181,8 @@ def calibration_for(settings: Settings, model_folder: Path | None = None,
         here = fitted_here or settings.home / "calibrations.toml"
         local = shipped_calibrations(here)[1] if here.is_file() else {}
         local_key = _table(local, keys)
+        if local_key is not None and missing_features(local[local_key]["weights"]):
+            local_key = None  # fitted by an older version: fitted again rather than read short of a kind
         if key is not None and tables[key].get("fitted"):
             chosen = _from_table(tables[key], name, "shipped")
         elif local_key is not None:
@@ -166,6 +191,7 @@ def calibration_for(settings: Settings, model_folder: Path | None = None,
             chosen = _from_table(tables[key], name, "priors")
         else:
             chosen = _from_table(tables[fallback], name, "priors", calibrated=False).model_copy(update={"model": name})
+        chosen = _complete(chosen, f"the calibration table {chosen.describe()!r}")
     if settings.agent.threshold is not None:
         chosen = chosen.model_copy(update={"threshold": settings.agent.threshold})
     return chosen

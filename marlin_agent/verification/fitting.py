@@ -154,6 +154,9 @@ def fit_calibration(questions: list[FitQuestion]) -> Fit:
         judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (JUDGE_KIND,), offsets=offsets,
                        with_bias=False)
         weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
+    # A kind that never occurred in these candidates is written as 0: it moved no confidence the fit measured, and a
+    # table names every kind (a kind left out is refused when the table is read).
+    weights = {kind: 0.0 for kind in feature_kinds()} | weights
 
     def scored_at(threshold: float):
         # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored
