@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -240,3 +241,72 @@ def test_a_failing_server_is_waited_out_and_the_footage_judged_once_it_answers(t
     assert len(watch.alerts) == 1 and Path(watch.alerts[0]["video"]["path"]).name == "during_outage.mp4"
 
 
+
+
+# A kind of alert target another package adds: alerts carried to a loft (a folder), one file each.
+PIGEON = '''import json
+from pathlib import Path
+
+
+class Pigeon:
+    example = "pigeon:LOFT"
+
+    def __init__(self, text, loft):
+        self.text, self.loft = text, loft
+
+    @classmethod
+    def accepts(cls, text, settings):
+        return text.startswith("pigeon:")
+
+    @classmethod
+    def parse(cls, text, settings):
+        return cls(text, Path(text[len("pigeon:"):]))
+
+    def send(self, document):
+        (self.loft / (document["id"] + ".json")).write_text(json.dumps(document))
+'''
+PIGEON_PROJECT = """[build-system]
+requires = ["setuptools"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "marlin-pigeon"
+version = "0.1"
+
+[project.entry-points."marlin_agent.alert_targets"]
+pigeon = "marlin_pigeon:Pigeon"
+
+[tool.setuptools]
+py-modules = ["marlin_pigeon"]
+"""
+
+
+def _installed_pigeon(tmp_path: Path) -> Path:
+    """The plugin built and installed as a distribution, into a folder of its own (only the watch run below has it
+    on its path: the rest of the suite never sees it)."""
+    source, site = tmp_path / "pigeon-src", tmp_path / "pigeon-site"
+    source.mkdir()
+    (source / "pyproject.toml").write_text(PIGEON_PROJECT)
+    (source / "marlin_pigeon.py").write_text(PIGEON)
+    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
+                    "--target", str(site), str(source)], check=True, capture_output=True)
+    return site
+
+
+def test_a_kind_of_alert_target_another_package_adds_is_listed_and_gets_the_alerts(tmp_path, watch_env, clips):
+    site = _installed_pigeon(tmp_path)
+    env = {**watch_env, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    unknown = subprocess.run([sys.executable, "-m", "marlin_agent", "watch", str(tmp_path), "--ask", QUESTION,
+                              "--notify", "carrier://x", "--json"], env={**os.environ, **env}, capture_output=True,
+                             text=True, timeout=120)
+    assert unknown.returncode == 2 and "pigeon:LOFT" in json.loads(unknown.stdout)["error"]["hint"], unknown.stdout
+    loft, camera = tmp_path / "loft", tmp_path / "camera"
+    loft.mkdir()
+    camera.mkdir()
+    run = WatchProcess([str(camera), "--ask", QUESTION, "--no-transcribe", "--notify", f"pigeon:{loft}"], env)
+    run.started()
+    shutil.copy(clips["event"], camera / "one.mp4")
+    run.wait_for(lambda: list(loft.glob("*.json")), what="the alert carried to the loft")
+    assert run.stop() == 0
+    [carried] = loft.glob("*.json")
+    assert json.loads(carried.read_text())["id"] in {alert["id"] for alert in run.alerts}

@@ -53,8 +53,8 @@ def watch_command(
         "--notify", metavar="TARGET", help="Where alerts go besides the alert log: https://… (JSON POST; #inline adds "
         "the pictures), mqtt://HOST[:PORT]/TOPIC (?discovery=homeassistant: an entity per question), cmd:PROGRAM "
         "(alert JSON on stdin), or a notification service's Apprise URL (slack://…, discord://…, tgram://…, ntfy://…, "
-        "mailto://…): a message for people. Secrets as ${NAME}, from credentials.toml [watch.secrets] or the "
-        "environment. Repeatable.")] = None,
+        "mailto://…): a message for people; or a kind an installed package adds (docs/watch.md). Secrets as ${NAME}, "
+        "from credentials.toml [watch.secrets] or the environment. Repeatable.")] = None,
     backlog: Annotated[bool, typer.Option(
         "--backlog", help="On a first start, also judge the files a folder already holds (default: only what "
         "arrives).")] = False,

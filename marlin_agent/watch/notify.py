@@ -24,13 +24,14 @@ import subprocess
 import urllib.parse
 from dataclasses import dataclass
 from pathlib import Path
+from typing import ClassVar
 
 from marlin_agent.config import Settings, expand_secrets, refuse_written_password, secret_names
 from marlin_agent.errors import ConfigError, MissingDependency
 from marlin_agent.redaction import redact
 from marlin_agent.watch.home_assistant import DEFAULT_PREFIX, announcements, fired
-from marlin_agent.watch.services import Service, known_service
-from marlin_agent.watch.target import DeliveryFailed, Target
+from marlin_agent.watch.services import Service
+from marlin_agent.watch.target import DeliveryFailed, Target, TargetKind, added_kinds
 
 _INLINE_LIMIT = 25 * 1024 * 1024  # a clip bigger than this goes by path only
 
@@ -48,8 +49,19 @@ def _inline(document: dict) -> dict:
 
 @dataclass
 class Webhook:
+    """Any other web address: the alert as a JSON POST (``#inline`` adds the thumbnail)."""
+
+    example: ClassVar[str] = "https://… (a JSON POST)"
     text: str
     settings: Settings
+
+    @classmethod
+    def accepts(cls, text: str, settings: Settings) -> bool:
+        return text.startswith(("http://", "https://"))
+
+    @classmethod
+    def parse(cls, text: str, settings: Settings) -> Webhook:
+        return cls(text, settings)
 
     def send(self, document: dict) -> None:
         import httpx
@@ -69,6 +81,7 @@ class Webhook:
 
 @dataclass
 class Mqtt:
+    example: ClassVar[str] = "mqtt://HOST/TOPIC"
     text: str
     settings: Settings
     host: str
@@ -79,6 +92,10 @@ class Mqtt:
     tls: bool
 
     discovery: str | None = None  # Home Assistant's discovery prefix, when its entities are announced
+
+    @classmethod
+    def accepts(cls, text: str, settings: Settings) -> bool:
+        return text.startswith(("mqtt://", "mqtts://"))
 
     @classmethod
     def parse(cls, text: str, settings: Settings) -> Mqtt:
@@ -150,9 +167,21 @@ class Mqtt:
 
 @dataclass
 class Command:
+    example: ClassVar[str] = "cmd:PROGRAM"
     text: str
     settings: Settings
     argv: list[str]
+
+    @classmethod
+    def accepts(cls, text: str, settings: Settings) -> bool:
+        return text.startswith("cmd:")
+
+    @classmethod
+    def parse(cls, text: str, settings: Settings) -> Command:
+        argv = shlex.split(text[4:])
+        if not argv:
+            raise ConfigError("cmd: names no program", hint="Write it as cmd:PROGRAM ARGS, e.g. cmd:./on-alert.sh")
+        return cls(text, settings, argv)
 
     def send(self, document: dict) -> None:
         argv = [expand_secrets(arg, self.settings) for arg in self.argv]
@@ -166,25 +195,23 @@ class Command:
             raise DeliveryFailed(f"exit status {done.returncode}: {tail[0][:200]}")
 
 
+def target_kinds() -> tuple[TargetKind, ...]:
+    """Every kind of target, in the order a target's text is offered to them: MQTT and commands, the kinds
+    installed packages add (``target.ENTRY_POINT_GROUP``), the services Apprise knows, then any other web
+    address as a webhook (so an added kind may claim a scheme Apprise knows too)."""
+    return (Mqtt, Command, *added_kinds(), Service, Webhook)
+
+
 def parse_target(text: str, settings: Settings) -> Target:
     """A notify target from its text; every ``${NAME}`` in it must have a value already (checked at
     start, so a watch never runs for hours to fail on its first alert)."""
     for name in secret_names(text):
         expand_secrets("${" + name + "}", settings)
-    if text.startswith(("mqtt://", "mqtts://")):
-        return Mqtt.parse(text, settings)
-    if text.startswith("cmd:"):
-        argv = shlex.split(text[4:])
-        if not argv:
-            raise ConfigError("cmd: names no program", hint="Write it as cmd:PROGRAM ARGS, e.g. cmd:./on-alert.sh")
-        return Command(text, settings, argv)
-    if known_service(text, settings):  # Slack's or Discord's own https:// webhook address included
-        return Service(text, settings)
-    if text.startswith(("http://", "https://")):
-        return Webhook(text, settings)
-    raise ConfigError(f"unknown notify target: {text}",
-                      hint="Use https://… (a JSON POST), mqtt://HOST/TOPIC, cmd:PROGRAM, or a notification "
-                           "service's Apprise URL (slack://…, discord://…, tgram://…, ntfy://…, mailto://…).")
+    kinds = target_kinds()
+    for kind in kinds:
+        if kind.accepts(text, settings):  # Slack's or Discord's own https:// webhook address goes to Apprise
+            return kind.parse(text, settings)
+    raise ConfigError(f"unknown notify target: {text}", hint=f"Use {', '.join(kind.example for kind in kinds)}.")
 
 
 class JsonLines:

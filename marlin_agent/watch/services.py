@@ -15,7 +15,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings, expand_secrets
@@ -71,8 +71,14 @@ def message(alert: dict[str, Any], link_base: str | None) -> tuple[str, str]:
 class Service:
     """A notification service Apprise writes to."""
 
+    example: ClassVar[str] = ("a notification service's Apprise URL (slack://…, discord://…, tgram://…, ntfy://…, "
+                              "mailto://…)")
     text: str
     settings: Settings
+
+    @classmethod
+    def accepts(cls, text: str, settings: Settings) -> bool:
+        return known_service(text, settings)
 
     @classmethod
     def parse(cls, text: str, settings: Settings) -> Service:
