@@ -85,6 +85,7 @@ class LibrarySettings(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     db: str = ""
+    store: str = "lance"  # which store keeps it (library.stores): lance, memory, or one a package adds
     embed_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     whisper_model: str = "auto"
     transcribe: bool = True

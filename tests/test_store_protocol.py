@@ -216,3 +216,48 @@ def test_chunks_whose_segments_are_gone_are_forgotten_so_they_are_captioned_agai
     library.store.delete("segments", {"chunk_id": chunk_id("v1", 60, 120)})
     assert library.forget_uncovered_chunks() == 1
     assert library.stored_chunk_ids() == {chunk_id("v1", 0, 60)}
+
+
+# A store another package adds: the library in memory, on a shelf that says it was used.
+SHELF = '''from pathlib import Path
+
+from marlin_agent.library.memory import MemoryStore
+
+
+def shelf(uri):
+    Path(uri).mkdir(parents=True, exist_ok=True)
+    (Path(uri) / "shelf-was-here").write_text("this library was kept on the shelf")
+    return MemoryStore(f"shelf://{uri}")
+'''
+
+
+def test_a_store_another_package_adds_is_chosen_by_setting_and_keeps_a_whole_ask(tmp_path, library_env, footage):
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    from tests.plugins import installed_plugin, with_plugin
+
+    site = installed_plugin(tmp_path, "marlin_shelf", SHELF, {"marlin_agent.stores": {"shelf": "marlin_shelf:shelf"}})
+    env = {**os.environ, **with_plugin(library_env, site)}
+    home = Path(library_env["MARLIN_HOME"])
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    shutil.copy(footage["short_field"], clips / "short_field.mp4")
+
+    def ask(store: str):
+        (home / "config.toml").write_text(f'[library]\nstore = "{store}"\n')
+        done = subprocess.run([sys.executable, "-m", "marlin_agent", "ask", "when does the red circle appear", "--in",
+                               str(clips), "--no-transcribe", "--json"], env=env, capture_output=True, text=True,
+                              timeout=300)
+        return done.returncode, json.loads(done.stdout)
+
+    code, unknown = ask("attic")
+    assert code == 2 and "shelf" in unknown["error"]["hint"], unknown
+    code, answer = ask("shelf")
+    assert code == 0 and answer["found"], answer
+    index = home / "index"
+    assert (index / "shelf-was-here").is_file() and not list(index.glob("*.lance"))  # nothing went to LanceDB

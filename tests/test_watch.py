@@ -18,6 +18,7 @@ from evals.synthetic.live import mosquitto_binary
 from evals.synthetic.watch_cli import WatchProcess
 from marlin_agent.verification.spans import iou
 from tests.machine import needs
+from tests.plugins import installed_plugin, with_plugin
 
 QUESTION = "when does the red circle appear"
 
@@ -265,37 +266,9 @@ class Pigeon:
     def send(self, document):
         (self.loft / (document["id"] + ".json")).write_text(json.dumps(document))
 '''
-PIGEON_PROJECT = """[build-system]
-requires = ["setuptools"]
-build-backend = "setuptools.build_meta"
-
-[project]
-name = "marlin-pigeon"
-version = "0.1"
-
-[project.entry-points."marlin_agent.alert_targets"]
-pigeon = "marlin_pigeon:Pigeon"
-
-[tool.setuptools]
-py-modules = ["marlin_pigeon"]
-"""
-
-
-def _installed_pigeon(tmp_path: Path) -> Path:
-    """The plugin built and installed as a distribution, into a folder of its own (only the watch run below has it
-    on its path: the rest of the suite never sees it)."""
-    source, site = tmp_path / "pigeon-src", tmp_path / "pigeon-site"
-    source.mkdir()
-    (source / "pyproject.toml").write_text(PIGEON_PROJECT)
-    (source / "marlin_pigeon.py").write_text(PIGEON)
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-deps", "--no-build-isolation", "--no-index",
-                    "--target", str(site), str(source)], check=True, capture_output=True)
-    return site
-
-
 def test_a_kind_of_alert_target_another_package_adds_is_listed_and_gets_the_alerts(tmp_path, watch_env, clips):
-    site = _installed_pigeon(tmp_path)
-    env = {**watch_env, "PYTHONPATH": os.pathsep.join(filter(None, [str(site), os.environ.get("PYTHONPATH")]))}
+    site = installed_plugin(tmp_path, "marlin_pigeon", PIGEON, {"marlin_agent.alert_targets": {"pigeon": "marlin_pigeon:Pigeon"}})
+    env = with_plugin(watch_env, site)
     unknown = subprocess.run([sys.executable, "-m", "marlin_agent", "watch", str(tmp_path), "--ask", QUESTION,
                               "--notify", "carrier://x", "--json"], env={**os.environ, **env}, capture_output=True,
                              text=True, timeout=120)

@@ -114,7 +114,9 @@ def _index(settings: Settings) -> Check:
     except Exception as exc:
         return Check(name="index", status="fail", detail=f"the index at {uri} cannot be read: {exc}",
                      fix="marlin-agent index --repair; if that fails too, move the folder aside and index again.")
-    return Check(name="index", status="ok", detail=_index_summary(len(videos), counts, uri))
+    summary = _index_summary(len(videos), counts, uri)
+    store = settings.library.store
+    return Check(name="index", status="ok", detail=summary if store == "lance" else f"{summary} (store: {store})")
 
 
 def _index_summary(videos: int, counts: dict[str, int], uri: str) -> str:
