@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import functools
 import threading
-import warnings
 from collections.abc import Callable
 
 from marlin_agent.errors import ConfigError
 from marlin_agent.library.protocol import Store
+from marlin_agent.plugins import added
 
 ENTRY_POINT_GROUP = "marlin_agent.stores"
 DEFAULT = "lance"
@@ -44,21 +44,8 @@ BUILT_IN: dict[str, Callable[[str], Store]] = {"lance": _lance, "memory": _memor
 
 @functools.cache
 def store_kinds() -> dict[str, Callable[[str], Store]]:
-    """Every store by name: the built-in ones, then those installed packages add (one that cannot be loaded, or
-    that takes a built-in's name, is named in a warning and left out)."""
-    from importlib.metadata import entry_points
-
-    kinds = dict(BUILT_IN)
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        package = point.dist.name if point.dist is not None else "an installed package"
-        if point.name in kinds:
-            warnings.warn(f"the store {point.name!r} of {package} is left out: the name is taken", stacklevel=2)
-            continue
-        try:
-            kinds[point.name] = point.load()
-        except Exception as exc:  # noqa: BLE001 - a plugin's own failure, reported and passed over
-            warnings.warn(f"the store {point.name!r} of {package} is left out: {exc}", stacklevel=2)
-    return kinds
+    """Every store by name: the built-in ones, then those installed packages add."""
+    return BUILT_IN | added(ENTRY_POINT_GROUP, "store", taken=set(BUILT_IN))
 
 
 def open_store(name: str, uri: str) -> Store:

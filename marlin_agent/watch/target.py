@@ -14,6 +14,7 @@ import functools
 import warnings
 from typing import Any, ClassVar, Protocol
 
+from marlin_agent.plugins import added
 from marlin_agent.redaction import redact
 
 ENTRY_POINT_GROUP = "marlin_agent.alert_targets"
@@ -44,18 +45,13 @@ class TargetKind(Protocol):
 
 @functools.cache
 def added_kinds() -> tuple[TargetKind, ...]:
-    """The kinds of target installed packages add, by entry point name; one that cannot be loaded is said and
-    left out (a broken plugin must not stop a watch that does not use it)."""
-    from importlib.metadata import entry_points
-
+    """The kinds of target installed packages add, by entry point name (one without ``example``, ``accepts`` and
+    ``parse`` is left out with a warning)."""
     kinds = []
-    for point in sorted(entry_points(group=ENTRY_POINT_GROUP), key=lambda p: p.name):
-        try:
-            kind = point.load()
-            if not all(hasattr(kind, name) for name in ("example", "accepts", "parse")):
-                raise TypeError("it needs example, accepts and parse")
+    for name, kind in added(ENTRY_POINT_GROUP, "alert target kind").items():
+        if all(hasattr(kind, part) for part in ("example", "accepts", "parse")):
             kinds.append(kind)
-        except Exception as exc:  # noqa: BLE001 - a plugin's own failure, reported and passed over
-            package = point.dist.name if point.dist is not None else "an installed package"
-            warnings.warn(f"the alert target kind {point.name!r} of {package} is left out: {exc}", stacklevel=2)
+        else:
+            warnings.warn(f"the alert target kind {name!r} is left out: it needs example, accepts and parse",
+                          stacklevel=2)
     return tuple(kinds)
