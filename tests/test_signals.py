@@ -129,3 +129,48 @@ def test_the_regrounding_window_is_tighter_and_stays_in_the_video(span, window, 
 
 def test_a_spoken_line_reads_as_someone_saying_it():
     assert spoken("  the keeper saves it ") == 'Someone says: "the keeper saves it"'
+
+
+# A signal another package adds: how many descriptions lie over the span (its own weight, 0, leaves answers as
+# they were; the evidence shows it read every candidate).
+COUNTED = '''from typing import ClassVar
+
+from marlin_agent.domain import Evidence
+
+
+class Counted:
+    kinds: ClassVar[tuple[str, ...]] = ("descriptions_here",)
+    weights: ClassVar[dict[str, float]] = {"descriptions_here": 0.0}
+
+    def __init__(self, settings, embed):
+        pass
+
+    def read(self, texts):
+        here = len(texts.described)
+        return [Evidence(kind="descriptions_here", text=f"{here} description(s) over the span",
+                         start=texts.span[0], end=texts.span[1], score=min(1.0, here / 4))]
+'''
+
+
+def test_a_signal_another_package_adds_reads_every_candidate_with_the_weight_it_brings(tmp_path, library_env,
+                                                                                      footage):
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.plugins import installed_plugin, with_plugin
+
+    site = installed_plugin(tmp_path, "marlin_counted", COUNTED,
+                            {"marlin_agent.signals": {"counted": "marlin_counted:Counted"}})
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    shutil.copy(footage["short_field"], clips / "short_field.mp4")
+    done = subprocess.run([sys.executable, "-m", "marlin_agent", "ask", "when does the red circle appear", "--in",
+                           str(clips), "--no-transcribe", "--json"], env={**os.environ, **with_plugin(library_env, site)},
+                          capture_output=True, text=True, timeout=300)
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and answer["found"], done.stdout + done.stderr
+    for moment in answer["moments"] + answer["rejected"]:
+        assert "descriptions_here" in {item["kind"] for item in moment["evidence"]}

@@ -133,10 +133,13 @@ def _table(tables: dict[str, dict], keys: list[str]) -> str | None:
 
 
 def missing_features(weights: dict[str, float]) -> list[str]:
-    """The kinds of evidence the verifier reads that ``weights`` give no weight."""
+    """The kinds of evidence the verifier reads that ``weights`` give no weight (a package's signal brings its
+    own for its kinds)."""
     from marlin_agent.verification.confidence import feature_kinds
+    from marlin_agent.verification.signals import declared_weights
 
-    return [kind for kind in feature_kinds() if kind not in weights]
+    declared = declared_weights()
+    return [kind for kind in feature_kinds() if kind not in weights and kind not in declared]
 
 
 def _complete(calibration: Calibration, where: str) -> Calibration:
@@ -146,6 +149,16 @@ def _complete(calibration: Calibration, where: str) -> Calibration:
         raise ConfigError(f"{where} gives no weight for {named}: it would count for nothing",
                           hint=f"Fit the weights again (`{FIT_COMMAND}`), or give each a weight (0 leaves it out).")
     return calibration
+
+
+def _with_declared(calibration: Calibration) -> Calibration:
+    """``calibration`` with the weights a package's signal brings for its kinds, where it names none for them."""
+    from marlin_agent.verification.signals import declared_weights
+
+    declared = declared_weights()
+    if not set(declared) - set(calibration.weights):
+        return calibration
+    return calibration.model_copy(update={"weights": declared | calibration.weights})
 
 
 def _from_table(table: dict, model: str, source: str, calibrated: bool = True) -> Calibration:
@@ -170,10 +183,10 @@ def calibration_for(settings: Settings, model_folder: Path | None = None,
     verify = settings.verify
     name = verify.model
     if verify.weights:
-        chosen = _complete(Calibration(
-            model=name, weights=dict(verify.weights), bias=verify.bias,
-            threshold=settings.agent.threshold if settings.agent.threshold is not None else 0.5,
-            note="your [verify] weights", fitted=True, source="yours"), "[verify.weights] in your configuration")
+        yours = Calibration(model=name, weights=dict(verify.weights), bias=verify.bias,
+                            threshold=settings.agent.threshold if settings.agent.threshold is not None else 0.5,
+                            note="your [verify] weights", fitted=True, source="yours")
+        chosen = _complete(_with_declared(yours), "[verify.weights] in your configuration")
     else:
         keys = model_keys(settings, model_folder)
         fallback, tables = shipped_calibrations()
@@ -191,7 +204,7 @@ def calibration_for(settings: Settings, model_folder: Path | None = None,
             chosen = _from_table(tables[key], name, "priors")
         else:
             chosen = _from_table(tables[fallback], name, "priors", calibrated=False).model_copy(update={"model": name})
-        chosen = _complete(chosen, f"the calibration table {chosen.describe()!r}")
+        chosen = _complete(_with_declared(chosen), f"the calibration table {chosen.describe()!r}")
     if settings.agent.threshold is not None:
         chosen = chosen.model_copy(update={"threshold": settings.agent.threshold})
     return chosen

@@ -14,6 +14,7 @@ from pydantic import BaseModel
 
 from marlin_agent.verification.calibration import Calibration
 from marlin_agent.verification.confidence import feature_kinds, fit
+from marlin_agent.verification.signals import declared_weights
 from marlin_agent.verification.verifier import JUDGE_KIND, combined
 
 # A fit's threshold is the one with the best F1 averaged over resamples of the calibration questions
@@ -156,7 +157,9 @@ def fit_calibration(questions: list[FitQuestion]) -> Fit:
         weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
     # A kind that never occurred in these candidates is written as 0: it moved no confidence the fit measured, and a
     # table names every kind (a kind left out is refused when the table is read).
-    weights = {kind: 0.0 for kind in feature_kinds()} | weights
+    # (A package's signal that never spoke keeps the weight it brings.)
+    declared = declared_weights()
+    weights = {kind: 0.0 for kind in feature_kinds() if kind not in declared} | weights
 
     def scored_at(threshold: float):
         # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored

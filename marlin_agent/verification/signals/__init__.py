@@ -11,6 +11,7 @@ Below the registry: the helpers signals share (overlap, entailment evidence).
 
 from __future__ import annotations
 
+import functools
 import importlib
 import pkgutil
 import re
@@ -88,14 +89,21 @@ class SpanTexts:
 
 
 class Signal(Protocol):
+    """A reading of a span's texts into evidence. Built in, a module of this package decorated with ``signal``;
+    from another package, a class named by an entry point in ``ENTRY_POINT_GROUP``, with ``weights`` for its
+    kinds (no shipped calibration knows them). It is made with the settings and the embedder."""
+
     kinds: ClassVar[tuple[str, ...]]
     # Optional: kinds whose score at or above the level means "this contradicts the event" (a veto).
     vetoes: ClassVar[dict[str, float]]
+    # A package's signal: the weight of each of its kinds where a calibration names none.
+    weights: ClassVar[dict[str, float]]
 
     def read(self, texts: SpanTexts) -> list[Evidence]: ...
 
 
 _REGISTRY: dict[str, type] = {}
+ENTRY_POINT_GROUP = "marlin_agent.signals"
 
 
 def signal(cls: type) -> type:
@@ -108,10 +116,35 @@ def signal(cls: type) -> type:
 
 
 def registered() -> list[type]:
-    """Every signal class in this package, each once, in a stable order."""
+    """Every signal class, each once, in a stable order: this package's, then those installed packages add
+    (``ENTRY_POINT_GROUP``; one whose kinds another signal gives already is left out with a warning)."""
     for module in sorted(m.name for m in pkgutil.iter_modules(__path__)):
         importlib.import_module(f"{__name__}.{module}")
-    return sorted(set(_REGISTRY.values()), key=lambda cls: cls.__name__)
+    built_in = sorted(set(_REGISTRY.values()), key=lambda cls: cls.__name__)
+    return built_in + list(_added())
+
+
+@functools.cache
+def _added() -> tuple[type, ...]:
+    import warnings
+
+    from marlin_agent.plugins import added
+
+    classes = []
+    for name, cls in added(ENTRY_POINT_GROUP, "signal").items():
+        try:
+            signal(cls)
+        except (ValueError, AttributeError, TypeError) as exc:
+            warnings.warn(f"the signal {name!r} is left out: {exc}", stacklevel=2)
+            continue
+        classes.append(cls)
+    return tuple(classes)
+
+
+def declared_weights() -> dict[str, float]:
+    """The weights signals that come with their own give their kinds (a package's signal), used where a
+    calibration names none for them."""
+    return {kind: weight for cls in registered() for kind, weight in getattr(cls, "weights", {}).items()}
 
 
 def signal_kinds() -> tuple[str, ...]:
