@@ -11,7 +11,6 @@ from marlin_agent.config import Settings
 from marlin_agent.domain import SCHEMA_VERSION, SchemaVersion
 from marlin_agent.errors import EmptyQuery
 from marlin_agent.indexing.reports import IndexProgress, IndexReport
-from marlin_agent.library.access import open_library
 from marlin_agent.library.records import SearchHit
 
 
@@ -30,6 +29,8 @@ async def search_footage(query: str, settings: Settings, within: list[str] | Non
     before anything is opened."""
     if not query.strip():
         raise EmptyQuery("the search query is empty", hint="Say what to look for, e.g. \"a red car turns left\".")
+    from marlin_agent.library.access import open_library  # the result type alone (a tool list) needs no library
+
     library = await asyncio.to_thread(open_library, settings)
     await asyncio.to_thread(library.embedder.folder)  # no model, no search: say so before anything else
     report = None

@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from marlin_agent.domain import SCHEMA_VERSION, ChunkFailure, SchemaVersion
-from marlin_agent.library.health import RepairReport
+from marlin_agent.library.records import RepairReport
 from marlin_agent.media.sources import SkippedSource
 
 # ``index --recaption``: every chunk again (a new model or prompt), or only the failed ones.

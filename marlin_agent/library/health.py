@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from marlin_agent.library.protocol import TABLES
+from marlin_agent.library.records import RepairReport
 from marlin_agent.library.storage_errors import reason
 from marlin_agent.library.store import Library
 
@@ -41,14 +42,6 @@ class IndexHealth(BaseModel):
     @property
     def ok(self) -> bool:
         return not self.problems
-
-
-class RepairReport(BaseModel):
-    uri: str
-    rebuilt: list[str] = []
-    restored: list[str] = []
-    forgotten_chunks: int = 0
-    problems_left: list[str] = []
 
 
 def _read_whole(table) -> str | None:

@@ -145,3 +145,13 @@ def chunk_window(segment_chunk_id: str) -> tuple[float, float]:
     """The window (seconds) a chunk's caption was told in, read back from its id."""
     start, _, end = segment_chunk_id.rpartition(":")[2].partition("-")
     return float(start), float(end)
+
+
+class RepairReport(BaseModel):
+    """What ``index --repair`` did to the index (``library.health.repair``)."""
+
+    uri: str
+    rebuilt: list[str] = []
+    restored: list[str] = []
+    forgotten_chunks: int = 0
+    problems_left: list[str] = []
