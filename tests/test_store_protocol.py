@@ -261,3 +261,21 @@ def test_a_store_another_package_adds_is_chosen_by_setting_and_keeps_a_whole_ask
     assert code == 0 and answer["found"], answer
     index = home / "index"
     assert (index / "shelf-was-here").is_file() and not list(index.glob("*.lance"))  # nothing went to LanceDB
+
+
+def test_the_health_checks_a_store_declares_are_the_ones_run_on_it(tmp_path):
+    """LanceDB's files are read whole and mended by library.health; a store that declares no such checks keeps its
+    own health and is passed over, however many of LanceDB's methods it happens to share."""
+    from marlin_agent.library.health import check
+    from marlin_agent.library.store import Library
+
+    class LookAlike(MemoryStore):
+        def raw_table(self, name):  # a method LanceDB's store has, which used to be how it was told apart
+            raise AssertionError("the LanceDB checks ran on a store that did not declare them")
+
+    assert LanceStore.health_checks == "lance" and MemoryStore.health_checks is None
+    embedder = Embedder(str(minilm_dir()), tmp_path)
+    assert check(Library("memory://x", embedder, LookAlike())).ok
+    lance = Library(str(tmp_path / "index"), embedder)
+    lance.store.create_tables(lance.embedder.dim)
+    assert check(lance).tables  # LanceDB's tables are read

@@ -119,8 +119,9 @@ def _agreement(tables: dict[str, Any]) -> list[str]:
 
 
 def _lance(library: Library):
-    """The library's LanceDB store, whose files these checks read; None for a store that keeps its own health."""
-    return library.store if hasattr(library.store, "raw_table") else None
+    """The library's LanceDB store, whose files these checks read; None for a store that keeps its own health
+    (one that does not declare ``health_checks = "lance"``, see ``protocol.Store``)."""
+    return library.store if getattr(library.store, "health_checks", None) == "lance" else None
 
 
 def check(library: Library) -> IndexHealth:

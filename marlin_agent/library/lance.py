@@ -14,6 +14,7 @@ import warnings
 from collections.abc import Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
+from typing import ClassVar
 
 from marlin_agent.errors import DbReadOnly, DbUnavailable, MissingDependency
 from marlin_agent.library.protocol import TABLES, Where
@@ -135,6 +136,8 @@ def _schemas(dim: int):
 
 class LanceStore:
     """One LanceDB database; safe to share between threads of one process."""
+
+    health_checks: ClassVar[str | None] = "lance"  # its files are what library.health reads and mends
 
     def __init__(self, uri: str) -> None:
         try:

@@ -13,6 +13,7 @@ import re
 import threading
 from collections import Counter
 from collections.abc import Mapping, Sequence
+from typing import ClassVar
 
 from marlin_agent.library.protocol import TABLES, Where, matches
 
@@ -26,6 +27,8 @@ def _words(text: str) -> list[str]:
 
 class MemoryStore:
     """Tables as dicts of rows by id, each write a new version."""
+
+    health_checks: ClassVar[str | None] = None  # nothing on disk to be damaged
 
     def __init__(self, uri: str = "memory://") -> None:
         self.uri = uri

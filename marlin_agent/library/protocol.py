@@ -38,7 +38,12 @@ def matches(row: Mapping, where: Where | None) -> bool:
 
 @runtime_checkable
 class Store(Protocol):
-    """Tables of rows keyed by ``id``, and the two rankings of ``segments`` that search fuses."""
+    """Tables of rows keyed by ``id``, and the two rankings of ``segments`` that search fuses.
+
+    A store may say which of ``library.health``'s checks apply to it with a class attribute
+    ``health_checks``: ``"lance"`` (its table files are read whole, damaged tables go back to a version that
+    reads, search indexes are rebuilt), or ``None``, the default (it keeps its own health: ``doctor`` and
+    ``index --repair`` pass it over)."""
 
     uri: str
 
