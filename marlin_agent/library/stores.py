@@ -50,8 +50,10 @@ def store_kinds() -> dict[str, Callable[[str], Store]]:
 
 def open_store(name: str, uri: str) -> Store:
     """The store ``name`` over the library at ``uri``."""
-    kinds = store_kinds() if name not in BUILT_IN else BUILT_IN
+    if name in BUILT_IN:  # the usual case reads no package metadata (a scan of every installed package)
+        return BUILT_IN[name](uri)
+    kinds = store_kinds()
     if name not in kinds:
         raise ConfigError(f"unknown store {name!r} ([library] store)",
-                          hint=f"Use one of: {', '.join(store_kinds())} (a package can add one: docs/scale.md).")
+                          hint=f"Use one of: {', '.join(kinds)} (a package can add one: docs/scale.md).")
     return kinds[name](uri)

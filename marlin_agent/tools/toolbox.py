@@ -436,7 +436,8 @@ class Toolbox:
         ref = await self._ref(claim.video_id)
         video = await self.video_info(claim.video_id)
         start, end = claim.span
-        evidence = [self._proposal(claim, video.duration)]
+        shown = claim.window or centred_window(start, end, video.duration)
+        evidence = [self._proposal(claim, shown)]
         if regrounded is not None:
             evidence.append(regrounded)
         marlin = claim.source is not Source.SPEECH
@@ -444,7 +445,6 @@ class Toolbox:
         afresh = (marlin and (self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
                   and not claim.speech)
-        shown = claim.window or centred_window(start, end, video.duration)
         fresh = await self._ask_marlin_again(video, claim, shown, meter, evidence, again, afresh)
         if not again and claim.source is Source.GROUNDING:
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
@@ -473,10 +473,9 @@ class Toolbox:
                                             f"confidence {moment.confidence:.2f}", meter))
 
     @staticmethod
-    def _proposal(claim: Claim, duration: float) -> Evidence:
-        """Where the span came from, as the first piece of its evidence."""
+    def _proposal(claim: Claim, shown: tuple[float, float]) -> Evidence:
+        """Where the span came from (``shown``: the window Marlin saw), as the first piece of its evidence."""
         start, end = claim.span
-        shown = claim.window or centred_window(start, end, duration)
         text = {Source.GROUNDING: f"Marlin placed it at {clock(start)}–{clock(end)} when shown "
                                   f"{clock(shown[0])}–{clock(shown[1])}",
                 Source.CAPTION: f"Marlin's caption has an event at {clock(start)}–{clock(end)}",
