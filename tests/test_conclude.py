@@ -89,13 +89,14 @@ def test_a_when_answer_leaves_out_a_look_alike_and_names_it(tmp_path):
 
     from marlin_agent.config import load_settings
     from marlin_agent.planners.pipeline import PipelinePlanner
+    from marlin_agent.tools.run_context import RunContext
 
-    tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5), trace=[], marlin_calls=0)
+    tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5))
     planner = PipelinePlanner(load_settings(env={"MARLIN_HOME": str(tmp_path)}), tools)
     tin = moment(13.3, 17.8, 0.72, lexical=0.8, lexical_swap=1.0)
     oven = moment(31.3, 36.0, 0.67, lexical=0.76)
-    answer = planner.conclude("when does the baker put the loaf into the oven?", "the baker puts the loaf into the oven",
-                              [tin, oven], 1, 0.0)
+    answer = planner.conclude(RunContext(), "when does the baker put the loaf into the oven?",
+                              "the baker puts the loaf into the oven", [tin, oven], 1, 0.0)
     assert answer.found and answer.moments == [oven] and answer.rejected[0] is tin
     assert answer.answer.startswith('"the baker puts the loaf into the oven": street at 0:31.3')
     assert "Left out: 0:13.3, which passed but whose description says much less of it" in answer.answer
@@ -108,15 +109,15 @@ def test_the_llm_planner_leaves_out_the_same_look_alike():
     from pydantic_ai import RunUsage
 
     from marlin_agent.planners.llm import LLMPlanner
+    from marlin_agent.tools.run_context import RunContext
 
-    tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5), trace=[], marlin_calls=0, verified=[],
-                            note=lambda step, detail: None)
     planner = LLMPlanner.__new__(LLMPlanner)  # only its conclusion is exercised: no model, no agent
-    planner.tools, planner.usage, planner.moves = tools, RunUsage(), RunUsage()
+    planner.tools = SimpleNamespace(verifier=SimpleNamespace(threshold=0.5))
+    planner.usage, planner.moves = RunUsage(), RunUsage()
     tin = moment(13.3, 17.8, 0.72, lexical=0.8, lexical_swap=1.0)
     oven = moment(31.3, 36.0, 0.67, lexical=0.76)
-    tools.verified = [tin, oven]
-    answer = planner._conclude("when does the baker put the loaf into the oven?",
+    run = RunContext(verified=[tin, oven])
+    answer = planner._conclude(run, "when does the baker put the loaf into the oven?",
                                "the baker puts the loaf into the oven",
                                [tin, oven], 1, 0.0)
     assert answer.moments == [oven] and answer.rejected[0] is tin

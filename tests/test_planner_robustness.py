@@ -139,9 +139,8 @@ def test_without_a_fallback_a_run_the_model_cannot_finish_is_an_error_not_a_gues
         settings = load_settings({"library.transcribe": False}, env=library_env)
         async with _session([str(shelf)], settings) as (library, client, report):
             ids = [v.id for v in report.videos]
-            tools = Toolbox(settings, library, client, video_ids=ids)
-            planner = LLMPlanner(settings, tools, FixedMoves([_move("list_videos")]).model())
-            return await planner.answer("when does the white circle appear", ids)
+            planner = LLMPlanner(settings, Toolbox(settings, library, client), FixedMoves([_move("list_videos")]).model())
+            return await planner.answer(planner.run_for(ids), "when does the white circle appear", ids)
 
     with pytest.raises(PlannerError, match="no fallback planner"):
         asyncio.run(go())

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from evals.synthetic.scripted_planner import ScriptedPlanner
 from marlin_agent.planners.question_forms import read_question
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.spans import iou
 from tests.cli_runner import document, invoke
 
@@ -220,14 +221,10 @@ class _Chunked:
                             text=text) for n, (lo, hi, s, e, text) in enumerate(rows)]
         self.library = SimpleNamespace(segments=lambda video_id, kind: segments)
         self.verifier = SimpleNamespace(threshold=0.5)
-        self.trace, self.marlin_calls, self.marlin_budget = [], 0, None
         self.regrounded: list[tuple[float, float]] = []
         self.verified: list[tuple[str, float, float]] = []
 
-    def note(self, step: str, detail: str) -> None:
-        pass
-
-    async def whole_caption_event(self, video_id, event, row):
+    async def whole_caption_event(self, run, video_id, event, row):
         from marlin_agent.library.records import chunk_window
         from marlin_agent.tools import GroundedSpan
 
@@ -237,13 +234,13 @@ class _Chunked:
             return GroundedSpan(start=48.0, end=63.0, window_start=25.5, window_end=85.5), None  # the whole event
         return None, None
 
-    async def verify_caption_event(self, video_id, event, row, whole, regrounded, speech=None):
+    async def verify_caption_event(self, run, video_id, event, row, whole, regrounded, speech=None):
         start, end = (whole.start, whole.end) if whole else (row.start, row.end)
         from marlin_agent.verification.claims import Claim
 
-        return await self.check(Claim(video_id, event, start, end, speech=speech))
+        return await self.check(run, Claim(video_id, event, start, end, speech=speech))
 
-    async def check(self, claim, reground=None, regrounded=None):
+    async def check(self, run, claim, reground=None, regrounded=None):
         from types import SimpleNamespace
 
         from marlin_agent.domain import Moment
@@ -262,7 +259,7 @@ def test_what_happens_after_an_event_is_the_next_one_whole_when_the_index_cut_it
     from marlin_agent.planners.operators import FormAnswerer
 
     tools = _Chunked()
-    answer = asyncio.run(FormAnswerer(tools, tools.find, ["v"]).answer(
+    answer = asyncio.run(FormAnswerer(RunContext(), tools, tools.find, ["v"]).answer(
         "what happens after a rider in green crashes?", read_question("what happens after a rider in green crashes?")))
     assert [(m.start, m.end) for m in answer.moments] == [(48.0, 63.0), (72.0, 80.0)]
     assert tools.regrounded == [(48.2, 54.8)]  # its other piece is not grounded, verified or listed again
@@ -282,7 +279,7 @@ def test_an_anchor_found_more_than_once_is_its_clearest_occurrence_and_the_answe
                 Moment(video=tools.video, start=22.0, end=30.0, confidence=0.9, evidence=[])]
 
     question = "what happens after a rider in green crashes?"
-    answer = asyncio.run(FormAnswerer(tools, find, ["v"]).answer(question, read_question(question)))
+    answer = asyncio.run(FormAnswerer(RunContext(), tools, find, ["v"]).answer(question, read_question(question)))
     assert (answer.relation.anchor.start, answer.relation.anchor.end) == (22.0, 30.0)
     assert [(m.start, m.end) for m in answer.moments][0] == (48.0, 63.0)
     assert "(0:22.0–0:30.0, the clearest of the 2 times it was found)" in answer.answer
@@ -307,7 +304,7 @@ def test_a_count_leaves_out_a_look_alike_whose_description_says_much_less_of_the
                 _said(tools, 50.0, 58.0, 0.77, 0.4, "Confetti rains down from cannons above the stage.")]
 
     question = "how many times do fog cannons blast along the front of the stage?"
-    answer = asyncio.run(FormAnswerer(tools, find, ["v"]).answer(question, read_question(question)))
+    answer = asyncio.run(FormAnswerer(RunContext(), tools, find, ["v"]).answer(question, read_question(question)))
     assert answer.count == 1 and [(m.start, m.end) for m in answer.moments] == [(12.0, 20.0)]
     assert "Not counted: 0:50.0, which passed but whose description says much less of it" in answer.answer
     assert (answer.rejected[0].start, answer.rejected[0].end) == (50.0, 58.0)

@@ -18,6 +18,7 @@ from marlin_agent.config import load_settings
 from marlin_agent.domain import VideoRef
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.tools import Toolbox
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.claims import Claim
 from marlin_agent.verification.spans import iou
 
@@ -38,26 +39,28 @@ def two_shapes(make_footage):
 
 
 def _check_window(video, env, event: str, window: tuple[float, float], before=None):
-    """Ground and verify ``event`` in one window of an indexed ``video``, as the pipeline does; (tools, moments)."""
+    """Ground and verify ``event`` in one window of an indexed ``video``, as the pipeline does; (tools, its run,
+    moments)."""
     async def check():
         settings = load_settings({"library.transcribe": False}, env=env)
         async with _session([str(video)], settings) as (library, client, report):
             indexed = report.videos[0]
-            tools = Toolbox(settings, library, client, video_ids=[indexed.id])
+            tools = Toolbox(settings, library, client)
+            run = RunContext(scope=[indexed.id])
             ref = VideoRef(id=indexed.id, path=indexed.path, title=indexed.title)
             if before is not None:
                 before()
-            return tools, await PipelinePlanner(settings, tools).check_windows(event, [(ref, *window)])
+            return tools, run, await PipelinePlanner(settings, tools).check_windows(run, event, [(ref, *window)])
 
     return asyncio.run(check())
 
 
 def test_an_event_cut_by_the_edge_of_its_window_comes_back_whole(straddling, library_env, simulator):
-    tools, moments = _check_window(straddling, library_env, "a red circle appears", (1.0, 61.0))
+    tools, run, moments = _check_window(straddling, library_env, "a red circle appears", (1.0, 61.0))
     best = max(moments, key=lambda m: m.confidence)
     assert iou((best.start, best.end), (55.0, 68.0)) >= 0.9, (best.start, best.end)
     assert best.confidence >= tools.verifier.threshold
-    assert any("touched the edge" in step.detail and "the whole event" in step.detail for step in tools.trace)
+    assert any("touched the edge" in step.detail and "the whole event" in step.detail for step in run.trace)
 
 
 def test_a_span_away_from_the_window_edges_costs_no_second_grounding(straddling, library_env, simulator):
@@ -125,8 +128,8 @@ def _confidence_with(two_shapes, env, verdict, event="a yellow triangle appears"
         async with _session([str(two_shapes)], settings) as (library, client, report):
             judge = PlannerJudge(FunctionModel(respond, model_name="scripted-judge"), RunUsage(), 100_000) \
                 if verdict is not None else None
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id], judge=judge)
-            return (await tools.verify(report.videos[0].id, event, 20.0, 27.0)).moment
+            tools = Toolbox(settings, library, client, judge=judge)
+            return (await tools.verify(RunContext(), report.videos[0].id, event, 20.0, 27.0)).moment
 
     return asyncio.run(verify()), prompts
 
@@ -168,11 +171,11 @@ def test_a_span_the_index_covers_is_read_from_it_and_fresh_asks_marlin_again(two
         settings = load_settings({"library.transcribe": False}, env=library_env)
         async with _session([str(two_shapes)], settings) as (library, client, report):
             video_id = report.videos[0].id
-            tools = Toolbox(settings, library, client, video_ids=[video_id])
+            tools, run = Toolbox(settings, library, client), RunContext(scope=[video_id])
             simulator.state.reset()
-            stored = await tools.caption(video_id, 0.0, 40.0)
+            stored = await tools.caption(run, video_id, 0.0, 40.0)
             calls_for_stored = len(simulator.state.calls)
-            fresh = await tools.caption(video_id, 0.0, 40.0, fresh=True)
+            fresh = await tools.caption(run, video_id, 0.0, 40.0, fresh=True)
             return stored, calls_for_stored, fresh
 
     stored, calls_for_stored, fresh = asyncio.run(read_twice())
@@ -186,11 +189,11 @@ def test_a_verify_step_says_how_long_it_waited_for_marlin_and_the_rest_is_the_ag
     async def verify_slowly():
         settings = load_settings({"library.transcribe": False}, env=library_env)
         async with _session([str(two_shapes)], settings) as (library, client, report):
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            tools, run = Toolbox(settings, library, client), RunContext()
             simulator.state.latency = 0.4  # each answer takes at least this long
             try:
                 claim = Claim(report.videos[0].id, "the red square appears", 4.0, 11.0)
-                return await tools.check(claim), tools.trace
+                return await tools.check(run, claim), run.trace
             finally:
                 simulator.state.latency = 0.0
 
@@ -206,10 +209,10 @@ def test_grounding_again_and_captioning_afresh_wait_for_marlin_side_by_side(two_
     async def verify_slowly():
         settings = load_settings({"library.transcribe": False}, env=library_env)
         async with _session([str(two_shapes)], settings) as (library, client, report):
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
+            tools = Toolbox(settings, library, client)
             simulator.state.latency = 1.0
             try:
-                return await tools.check(Claim(report.videos[0].id, "the red square appears", 4.0, 11.0),
+                return await tools.check(RunContext(), Claim(report.videos[0].id, "the red square appears", 4.0, 11.0),
                                          reground=True)
             finally:
                 simulator.state.latency = 0.0
@@ -233,9 +236,10 @@ def test_a_caption_event_the_index_cut_at_a_chunk_edge_is_verified_whole(straddl
             pieces = [r for r in library.segments(indexed.id, "event") if "circle" in r.text.lower()]
             hits = [SearchHit(video=ref, start=r.start, end=r.end, text=r.text, source="event", score=1.0)
                     for r in pieces]
-            tools = Toolbox(settings, library, client, video_ids=[indexed.id])
-            moments = await PipelinePlanner(settings, tools).candidates._described("a red circle appears", hits[:1], [])
-            return pieces, moments, tools.marlin_calls
+            run = RunContext(scope=[indexed.id])
+            planner = PipelinePlanner(settings, Toolbox(settings, library, client))
+            moments = await planner.candidates._described(run, "a red circle appears", hits[:1], [])
+            return pieces, moments, run.marlin_calls
 
     pieces, moments, calls = asyncio.run(check())
     assert len(pieces) == 2 and max(iou((p.start, p.end), (55.0, 68.0)) for p in pieces) < 0.9  # cut in two
@@ -288,8 +292,8 @@ def test_a_claim_is_checked_in_its_own_mode_whatever_else_the_toolbox_checks(spe
     async def confidences(claims):
         settings = load_settings(env=library_env)
         async with _session([str(folder)], settings) as (library, client, report):
-            tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
-            checked = await asyncio.gather(*(tools.check(Claim(report.videos[0].id, event, start, end))
+            tools, run = Toolbox(settings, library, client), RunContext()
+            checked = await asyncio.gather(*(tools.check(run, Claim(report.videos[0].id, event, start, end))
                                              for event, start, end in claims))
             return [round(c.moment.confidence, 6) for c in checked]
 
@@ -303,3 +307,35 @@ def test_a_claims_mode_is_its_events_unless_its_caller_says_otherwise():
     assert Claim("v", "the coach says we need a goal", 1.0, 2.0).speech is True
     assert Claim("v", "a dog jumps into the lake", 1.0, 2.0).speech is False
     assert Claim("v", "a dog jumps into the lake", 1.0, 2.0, speech=True).speech is True  # the question's mode
+
+
+def test_questions_side_by_side_over_one_toolbox_share_no_state(two_shapes, library_env):
+    """The toolbox is an adapter (settings, library, Marlin, verifier); each question's budget, trace, reads and
+    verified moments are its own run's. Two questions asked at once over one toolbox answer as each does alone,
+    and a budget spent by one stops only that one."""
+    from marlin_agent.planners.pipeline import PipelinePlanner
+
+    questions = ["when does the red square appear", "when does the yellow triangle appear"]
+
+    async def answers(asked, budgets):
+        settings = load_settings({"library.transcribe": False}, env=library_env)
+        async with _session([str(two_shapes)], settings) as (library, client, report):
+            tools = Toolbox(settings, library, client)
+            planner = PipelinePlanner(settings, tools)
+            runs = [RunContext(scope=[report.videos[0].id], marlin_budget=b) for b in budgets]
+            done = await asyncio.gather(*(planner.answer(run, q, [report.videos[0].id])
+                                          for run, q in zip(runs, asked, strict=True)), return_exceptions=True)
+            return done, runs, set(vars(tools))
+
+    alone = [asyncio.run(answers([q], [None]))[0][0] for q in questions]
+    together, runs, state = asyncio.run(answers(questions, [None, None]))
+    assert state == {"settings", "library", "client", "verifier"}
+    for one, both, run in zip(alone, together, runs, strict=True):
+        assert (both.answer, [(m.start, m.end, m.confidence) for m in both.moments]) == \
+            (one.answer, [(m.start, m.end, m.confidence) for m in one.moments])
+        assert [s.detail for s in both.trace] == [s.detail for s in run.trace] == [s.detail for s in one.trace]
+        assert all(m.video.id == run.scope[0] for m in run.verified)
+    assert sum(r.marlin_calls for r in runs) == sum(a.usage.marlin_calls for a in together)
+    starved, runs, _ = asyncio.run(answers(questions, [0, None]))
+    assert runs[0].marlin_calls == 0 and runs[1].marlin_calls > 0
+    assert starved[1].found and starved[1].answer == alone[1].answer

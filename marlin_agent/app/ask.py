@@ -24,6 +24,7 @@ from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.planners.pipeline import PipelinePlanner
 from marlin_agent.private_files import as_users
 from marlin_agent.tools import Toolbox
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.calibration_set import ensure_fitted
 from marlin_agent.verification.entailment import entailment_model
 from marlin_agent.verification.wordnet import open_wordnet
@@ -60,14 +61,15 @@ async def _session(inputs: list[str], settings: Settings, on_progress=None):
             await client.close()
 
 
-def make_planner(settings: Settings, library, client: MarlinClient | None, video_ids: list[str], planner_model=None):
-    """The LLM planner when a model is given or configured, else the pipeline planner; with its toolbox.
+def make_planner(settings: Settings, library, client: MarlinClient | None, planner_model=None):
+    """The LLM planner when a model is given or configured, else the pipeline planner; with its toolbox. A
+    question asked of it runs in a ``RunContext`` of its own (``planner.run_for(video_ids)``).
 
     For the LLM planner the judge is built first, so the toolbox's verifier is complete from the start, and
     the pipeline planner over the same toolbox is its fallback (a run it cannot finish, or a "nothing
-    found", is answered or checked by the pipeline)."""
+    found", is answered or checked by the pipeline, in the same run)."""
     if planner_model is None and not settings.planner.enabled:
-        tools = Toolbox(settings, library, client, video_ids=video_ids)
+        tools = Toolbox(settings, library, client)
         return PipelinePlanner(settings, tools), tools
     from pydantic_ai import RunUsage
 
@@ -76,10 +78,11 @@ def make_planner(settings: Settings, library, client: MarlinClient | None, video
 
     llm = as_llm(planner_model) if planner_model is not None else planner_llm(settings.planner, settings.home)
     usage = RunUsage()
-    tools = Toolbox(settings, library, client, video_ids=video_ids, marlin_budget=settings.planner.max_marlin_calls,
+    tools = Toolbox(settings, library, client,
                     judge=PlannerJudge(llm, usage, settings.planner.max_tokens, settings.planner.request_timeout))
     pipeline = PipelinePlanner(settings, tools)
-    planner = LLMPlanner(settings, tools, llm, usage, fallback=lambda question: pipeline.answer(question, video_ids))
+    planner = LLMPlanner(settings, tools, llm, usage,
+                         fallback=lambda run, question: pipeline.answer(run, question, run.scope))
     return planner, tools
 
 
@@ -92,10 +95,10 @@ def with_calibration(answer: Answer, tools: Toolbox) -> Answer:
     return answer.model_copy(update={"calibration": calibration.describe(), "answer": text})
 
 
-def with_failed_calls(answer: Answer, tools: Toolbox) -> Answer:
+def with_failed_calls(answer: Answer, run: RunContext) -> Answer:
     """An answer that rests on failed Marlin calls says so: "not found" while the server was failing is
     not an honest "not found"."""
-    failed = tools.failed_calls
+    failed = run.failed_calls
     if not failed or answer.incomplete is not None:
         return answer
     why = (f"{len(failed)} Marlin call{'s' if len(failed) > 1 else ''} failed ({failed[0]}); moments in that "
@@ -115,38 +118,38 @@ def _with_index_usage(answer: Answer, report, client: MarlinClient | None, **usa
     return answer.model_copy(update={"usage": answer.usage.model_copy(update={**spent, **usage})})
 
 
-async def cut_clips(tools: Toolbox, answer: Answer, folder: Path) -> Answer:
+async def cut_clips(tools: Toolbox, run: RunContext, answer: Answer, folder: Path) -> Answer:
     """The answer with each moment's ``clip`` set to the absolute path of its cut (the user's files)."""
     moments, made = [], not folder.exists()
     for moment in answer.moments:
-        clip = await tools.clip(moment.video.id, moment.start, moment.end, folder)
+        clip = await tools.clip(run, moment.video.id, moment.start, moment.end, folder)
         moments.append(moment.model_copy(update={"clip": str(as_users(Path(clip.path)))}))
     if made:
         as_users(folder)
-    return answer.model_copy(update={"moments": moments, "trace": tools.trace})
+    return answer.model_copy(update={"moments": moments, "trace": run.trace})
 
 
-async def draw_sheet(tools: Toolbox, answer: Answer, target: Path) -> Path:
+async def draw_sheet(tools: Toolbox, run: RunContext, answer: Answer, target: Path) -> Path:
     """A contact sheet of the moments, or of the rejected candidates when nothing was found."""
     from marlin_agent.media.sheet import write_sheet
 
     shown = answer.moments or answer.rejected
-    rows = [(moment, await tools.video_info(moment.video.id)) for moment in shown]
+    rows = [(moment, await tools.video_info(run, moment.video.id)) for moment in shown]
     return await asyncio.to_thread(write_sheet, rows, target)
 
 
-async def _write_page(tools: Toolbox, answer: Answer, page: Path, sheet: Path | None) -> None:
+async def _write_page(tools: Toolbox, run: RunContext, answer: Answer, page: Path, sheet: Path | None) -> None:
     """The answer's HTML page, with the contact sheet drawn for it (when Pillow is installed) unless
     ``--sheet`` already drew one."""
     with tempfile.TemporaryDirectory(prefix="marlin-page-") as scratch:
         if sheet is None and (answer.moments or answer.rejected):
             try:
-                sheet = await draw_sheet(tools, answer, Path(scratch) / "sheet.png")
+                sheet = await draw_sheet(tools, run, answer, Path(scratch) / "sheet.png")
             except MarlinAgentError:  # no Pillow, or frames that will not decode: the page goes without
                 sheet = None
         from marlin_agent.app.report_page import write_report  # only for a page: it imports the page's renderer
 
-        await write_report(tools, answer, page, sheet)
+        await write_report(tools, run, answer, page, sheet)
 
 
 @asynccontextmanager
@@ -156,8 +159,8 @@ async def find_verify_session(inputs: list[str], settings: Settings, on_progress
     async with _session(inputs, settings, on_progress) as (library, client, report):
         async def verify(event: str, video_id: str) -> Answer:
             checked_event(event)
-            tools = Toolbox(settings, library, client, video_ids=[video_id])
-            return await PipelinePlanner(settings, tools).verify_in_video(event, video_id, None, None)
+            planner = PipelinePlanner(settings, Toolbox(settings, library, client))
+            return await planner.verify_in_video(planner.run_for([video_id]), event, video_id, None, None)
 
         yield report, verify
 
@@ -182,11 +185,12 @@ async def answerer(inputs: list[str], settings: Settings, on_progress=None):
         async def ask_one(question: str, video_id: str) -> tuple[Answer, list[Moment]]:
             judge = (PlannerJudge(judge_llm, RunUsage(), settings.planner.max_tokens,  # a budget per question
                                   settings.planner.request_timeout) if judge_llm is not None else None)
-            tools = Toolbox(settings, library, client, video_ids=[video_id], judge=judge)
-            answer = await PipelinePlanner(settings, tools).answer(question, [video_id])
-            # Every candidate was checked by the toolbox; a moment an answer joined from two of them is its own.
-            checked = tools.verified + [m for m in answer.moments + answer.rejected
-                                        if not any(m is v for v in tools.verified)]
+            planner = PipelinePlanner(settings, Toolbox(settings, library, client, judge=judge))
+            run = planner.run_for([video_id])
+            answer = await planner.answer(run, question, [video_id])
+            # Every candidate was checked in the run; a moment an answer joined from two of them is its own.
+            checked = run.verified + [m for m in answer.moments + answer.rejected
+                                      if not any(m is v for v in run.verified)]
             return answer, checked
 
         yield report, ask_one
@@ -197,9 +201,11 @@ async def verify_find(event: str, video: Path, settings: Settings, start: float 
     """Index one video if needed, then ground ``event`` in each of its chunks and verify every span."""
     checked_event(event)  # refuse an unusable event before any work
     async with _session([str(video)], settings, on_progress) as (library, client, report):
-        tools = Toolbox(settings, library, client, video_ids=[report.videos[0].id])
-        verified = await PipelinePlanner(settings, tools).verify_in_video(event, report.videos[0].id, start, end)
-        answer = with_failed_calls(with_calibration(verified, tools), tools)
+        tools = Toolbox(settings, library, client)
+        planner = PipelinePlanner(settings, tools)
+        run = planner.run_for([report.videos[0].id])
+        verified = await planner.verify_in_video(run, event, report.videos[0].id, start, end)
+        answer = with_failed_calls(with_calibration(verified, tools), run)
     return _with_index_usage(answer, report, client)
 
 
@@ -240,17 +246,18 @@ async def ask(question: str, inputs: list[str], settings: Settings, on_progress=
         build_model(settings.planner)  # a misconfigured planner fails before any indexing
     async with _session(inputs, settings, on_progress) as (library, client, report):
         video_ids = [v.id for v in report.videos]
-        planner, tools = make_planner(settings, library, client, video_ids, planner_model)
-        tools.note("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
+        planner, tools = make_planner(settings, library, client, planner_model)
+        run = planner.run_for(video_ids)
+        run.note("index", f"{len(report.videos)} videos ready ({report.videos_new} new, "
                    f"{report.videos_unchanged} unchanged); {len(report.failed)} skipped",
                    calls=report.marlin_calls, started=t)
-        answer = with_failed_calls(with_calibration(await planner.answer(question, video_ids), tools), tools)
+        answer = with_failed_calls(with_calibration(await planner.answer(run, question, video_ids), tools), run)
         if clips_dir is not None and answer.moments:
-            answer = await cut_clips(tools, answer, clips_dir)
+            answer = await cut_clips(tools, run, answer, clips_dir)
         if sheet is not None and (answer.moments or answer.rejected):
-            await draw_sheet(tools, answer, sheet)
+            await draw_sheet(tools, run, answer, sheet)
         # The time is taken before the page is written, so the page and the command say the same.
         answer = _with_index_usage(answer, report, client, seconds=round(time.monotonic() - t, 3))
         if page is not None:
-            await _write_page(tools, answer, page, sheet)
+            await _write_page(tools, run, answer, page, sheet)
     return answer

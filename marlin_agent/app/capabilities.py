@@ -81,9 +81,10 @@ async def list_videos(*, run: Run) -> "VideoList":  # noqa: F821
     A caller confined to roots (MCP) sees the videos inside them and those fetched from URLs."""
     from marlin_agent.library.access import open_library
     from marlin_agent.tools import Toolbox
+    from marlin_agent.tools.run_context import RunContext
 
     library = await asyncio.to_thread(open_library, run.settings)
-    listed = await Toolbox(run.settings, library, None).list_videos()
+    listed = await Toolbox(run.settings, library, None).list_videos(RunContext())
     if run.visible is None:
         return listed
     shown = [entry for entry in listed.videos if run.visible(entry.video.path, entry.url)]

@@ -28,6 +28,7 @@ from marlin_agent.file_names import text_path
 from marlin_agent.media.clips import DEFAULT_PAD
 from marlin_agent.private_files import as_users
 from marlin_agent.tools import Toolbox
+from marlin_agent.tools.run_context import RunContext
 
 # Larger clips are not inlined: the page would take long to open, and the source plays as well.
 INLINE_LIMIT_BYTES = 24 * 1024 * 1024
@@ -227,12 +228,12 @@ def page_html(answer: Answer, clips: list[Path | None], sheet: Path | None,
             f"{answer_html(answer, clips, sheet, timelines)}<script>{SCRIPT}</script></body></html>")
 
 
-async def timelines_of(tools: Toolbox, answer: Answer) -> dict[str, VideoTimeline]:
+async def timelines_of(tools: Toolbox, run: RunContext, answer: Answer) -> dict[str, VideoTimeline]:
     """The length and spoken lines of each video the answer names (a video gone since is left out)."""
     found = {}
     for video_id in dict.fromkeys(m.video.id for m in [*answer.moments, *answer.rejected]):
         try:
-            info = await tools.video_info(video_id)
+            info = await tools.video_info(run, video_id)
             lines = await asyncio.to_thread(tools.library.segments, video_id, "transcript")
         except MarlinAgentError:
             continue  # a video gone since: the page goes without its timeline
@@ -240,7 +241,8 @@ async def timelines_of(tools: Toolbox, answer: Answer) -> dict[str, VideoTimelin
     return found
 
 
-async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path | None = None) -> Path:
+async def write_report(tools: Toolbox, run: RunContext, answer: Answer, target: Path,
+                       sheet: Path | None = None) -> Path:
     """Write the page for ``answer`` to ``target``, with the contact sheet ``sheet`` if there is one;
     clips are cut now unless ``--clips`` already made them."""
     with tempfile.TemporaryDirectory(prefix="marlin-page-") as scratch:
@@ -249,9 +251,9 @@ async def write_report(tools: Toolbox, answer: Answer, target: Path, sheet: Path
             if moment.clip:
                 clips.append(Path(moment.clip))
             else:
-                made = await tools.clip(moment.video.id, moment.start, moment.end, Path(scratch))
+                made = await tools.clip(run, moment.video.id, moment.start, moment.end, Path(scratch))
                 clips.append(Path(made.path))
-        page = page_html(answer, clips, sheet, await timelines_of(tools, answer))
+        page = page_html(answer, clips, sheet, await timelines_of(tools, run, answer))
         target.parent.mkdir(parents=True, exist_ok=True)
         partial = target.with_name(f".{target.name}.partial")
         await asyncio.to_thread(partial.write_text, page, "utf-8")

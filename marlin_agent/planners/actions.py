@@ -78,7 +78,7 @@ def tool_move(method) -> Move:
     properties, required, numbers = {}, [], set()
     hints = get_type_hints(method)
     for name, parameter in inspect.signature(method).parameters.items():
-        if name == "self":
+        if name in ("self", "run"):  # the question's run context is the planner's to pass, not the model's
             continue
         schema = _json_type(hints[name])
         properties[name] = {**schema, "description": described.get(name, "")}

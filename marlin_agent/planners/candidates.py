@@ -17,6 +17,7 @@ from marlin_agent.domain import Moment, VideoRef
 from marlin_agent.errors import BudgetExhausted, MarlinAgentError, ServerNotConfigured
 from marlin_agent.library.records import SearchHit
 from marlin_agent.tools import Toolbox, centred_window
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.spans import iou
@@ -50,53 +51,55 @@ class Candidates:
         self.settings = settings
         self.tools = tools
 
-    async def _check(self, event: str, ref: VideoRef, start: float, end: float) -> list[Moment]:
+    async def _check(self, run: RunContext, event: str, ref: VideoRef, start: float, end: float) -> list[Moment]:
         """Ground the event in one window and verify what Marlin found there."""
-        grounding = await self.tools.find(ref.id, event, start, end)
+        grounding = await self.tools.find(run, ref.id, event, start, end)
         for failure in grounding.failures:
-            self.tools.note("find", f"{ref.title}: {failure}")
+            run.note("find", f"{ref.title}: {failure}")
         moments = []
         for found in grounding.spans:
-            found = await self.tools.whole_span(ref.id, event, found)
+            found = await self.tools.whole_span(run, ref.id, event, found)
             claim = Claim(ref.id, event, found.start, found.end, window=(found.window_start, found.window_end))
-            moments.append((await self.tools.check(claim)).moment)
+            moments.append((await self.tools.check(run, claim)).moment)
         return moments
 
-    async def check_windows(self, event: str, windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
-        checked = await asyncio.gather(*branches(self._check(event, ref, s, e) for ref, s, e in windows),
+    async def check_windows(self, run: RunContext, event: str,
+                            windows: list[tuple[VideoRef, float, float]]) -> list[Moment]:
+        checked = await asyncio.gather(*branches(self._check(run, event, ref, s, e) for ref, s, e in windows),
                                        return_exceptions=True)
         moments: list[Moment] = []
         for (ref, s, e), outcome in zip(windows, checked, strict=True):
             if isinstance(outcome, MarlinAgentError) and not outcome.stops_run:
-                self.tools.note("find", f"{ref.title} {s:.1f}–{e:.1f} s failed: {outcome.message}")
+                run.note("find", f"{ref.title} {s:.1f}–{e:.1f} s failed: {outcome.message}")
             elif isinstance(outcome, BaseException):
                 raise outcome
             else:
                 moments.extend(outcome)
         return moments
 
-    async def moments(self, event: str, video_ids: list[str], exhaustive: bool = False) -> list[Moment]:
+    async def moments(self, run: RunContext, event: str, video_ids: list[str],
+                      exhaustive: bool = False) -> list[Moment]:
         """Every candidate checked for ``event``, verified or not. ``exhaustive`` (every, count ...)
         looks at more windows and more caption events: each occurrence must be found, not just the best."""
         speech = about_speech(event)
-        self.tools.note("understand", f'grounding the event "{event}"'
+        run.note("understand", f'grounding the event "{event}"'
                         + (" (a question about what is said: answered from the transcript)" if speech else ""))
-        search = await self.tools.search(event, SEARCH_DEPTH * (2 if exhaustive else 1), video_ids)
+        search = await self.tools.search(run, event, SEARCH_DEPTH * (2 if exhaustive else 1), video_ids)
         records = {v: await asyncio.to_thread(self.tools.library.get_video, v) for v in video_ids}
         durations = {v: r.duration for v, r in records.items() if r}
         limit = self.settings.agent.max_windows * (3 if exhaustive else 1)
         windows = candidate_windows(search.hits, durations, limit)
-        self.tools.note("plan", f"{len(windows)} candidate windows from {len(search.hits)} hits")
-        moments = await self._spoken(event, search.hits, speech)
+        run.note("plan", f"{len(windows)} candidate windows from {len(search.hits)} hits")
+        moments = await self._spoken(run, event, search.hits, speech)
         if not speech:  # Marlin sees, it does not hear: what is said is in the transcript
             if windows and self.tools.client is None:
                 raise ServerNotConfigured("answering needs Marlin to ground the event, and no server is configured")
-            moments += await self.check_windows(event, [(hit.video, s, e) for hit, s, e in windows])
-            moments += await self._described(event, search.hits, moments,
+            moments += await self.check_windows(run, event, [(hit.video, s, e) for hit, s, e in windows])
+            moments += await self._described(run, event, search.hits, moments,
                                              DESCRIBED_CANDIDATES * (4 if exhaustive else 1))
         return moments
 
-    async def _described(self, event: str, hits: list[SearchHit], grounded: list[Moment],
+    async def _described(self, run: RunContext, event: str, hits: list[SearchHit], grounded: list[Moment],
                          limit: int = DESCRIBED_CANDIDATES) -> list[Moment]:
         """The best caption events that no grounded span covers, verified as candidates of their own.
 
@@ -115,18 +118,19 @@ class Candidates:
                           for m in grounded + moments)
             if not covered:
                 try:
-                    row = await self.tools.caption_event_at(hit.video.id, hit.start, hit.end, hit.text)
+                    row = await self.tools.caption_event_at(run, hit.video.id, hit.start, hit.end, hit.text)
                     checked = await (self.tools.verify_caption_event(
-                        hit.video.id, event, row, *await self.tools.whole_caption_event(hit.video.id, event, row))
-                        if row else self.tools.check(Claim(hit.video.id, event, hit.start, hit.end, Source.CAPTION),
-                                                     reground=True))
+                        run, hit.video.id, event, row,
+                        *await self.tools.whole_caption_event(run, hit.video.id, event, row))
+                        if row else self.tools.check(run, Claim(hit.video.id, event, hit.start, hit.end,
+                                                                Source.CAPTION), reground=True))
                 except BudgetExhausted as exc:  # the answer rests on what was verified until then
-                    self.tools.note("budget", exc.message)
+                    run.note("budget", exc.message)
                     break
                 moments.append(checked.moment)
         return moments
 
-    async def _spoken(self, event: str, hits: list[SearchHit], speech: bool) -> list[Moment]:
+    async def _spoken(self, run: RunContext, event: str, hits: list[SearchHit], speech: bool) -> list[Moment]:
         """Moments that are said rather than shown: transcript lines among the best hits.
 
         Marlin grounds what it sees, so an event that exists only in speech would otherwise
@@ -135,5 +139,5 @@ class Candidates:
         """
         reach = len(hits) if speech else self.settings.agent.max_windows * 2
         lines = [hit for hit in hits[:reach] if hit.source == "transcript"]
-        return [(await self.tools.check(Claim(hit.video.id, event, hit.start, hit.end, Source.SPEECH,
-                                              said=hit.text))).moment for hit in lines]
+        return [(await self.tools.check(run, Claim(hit.video.id, event, hit.start, hit.end, Source.SPEECH,
+                                                   said=hit.text))).moment for hit in lines]

@@ -46,6 +46,7 @@ from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.instructions import described
 from marlin_agent.verification.spans import iou
@@ -62,7 +63,7 @@ SEND_BACKS = 2
 # Earlier turns dropped from what is sent, past this many exchanges: a small model's context is short.
 KEPT_EXCHANGES = 12
 
-Fallback = Callable[[str], Awaitable[Answer]]
+Fallback = Callable[[RunContext, str], Awaitable[Answer]]
 
 
 class JudgeVerdict(BaseModel):
@@ -187,7 +188,7 @@ class _Guard:
 
 
 @dataclass
-class _Run:
+class _Outcome:
     """How a model's run ended: its answer's arguments, or why it stopped without one."""
 
     answer: dict | None = None
@@ -211,88 +212,95 @@ class LLMPlanner:
         self.asker = StructuredAsker(self.llm, self.moves, settings.planner.request_timeout)
         self.instructions = _prompt("planner").replace("{moves}", moves_text())
 
-    async def answer(self, question: str, video_ids: list[str]) -> Answer:
+    def run_for(self, video_ids: list[str]) -> RunContext:
+        """A question's run over ``video_ids``, with the budget of Marlin calls a model may spend on it."""
+        return RunContext(scope=video_ids, marlin_budget=self.settings.planner.max_marlin_calls)
+
+    async def answer(self, run: RunContext, question: str, video_ids: list[str]) -> Answer:
         plan = read_question(question)
         if plan.form != "when":
             # Counts, relations, first and last are arithmetic over verified moments: the shared
             # operators do it the same way for both planners, and no model can talk them round.
-            self.tools.note("plan", f"a '{plan.form}' question: answered by the shared operators over verified moments")
+            run.note("plan", f"a '{plan.form}' question: answered by the shared operators over verified moments")
             candidates = Candidates(self.settings, self.tools)
-            return await FormAnswerer(self.tools, lambda event, every: candidates.moments(event, video_ids, every),
+            return await FormAnswerer(run, self.tools,
+                                      lambda event, every: candidates.moments(run, event, video_ids, every),
                                       video_ids).answer(question, plan)
         started = time.monotonic()
         event = plan.target or event_description(question)
-        self.tools.note("plan", f"LLM planner {self.llm.name} on {len(video_ids)} video(s)")
-        run = await self._run(question, event, video_ids)
-        self.tools.note("planner", f"{self.moves.requests} move requests, {self.usage.requests} judge requests, "
-                        f"{self.tokens} tokens; server: "
-                        f"{self.llm.book.get(self.llm.key).describe()}")
+        run.note("plan", f"LLM planner {self.llm.name} on {len(video_ids)} video(s)")
+        outcome = await self._turns(run, question, event, video_ids)
+        run.note("planner", f"{self.moves.requests} move requests, {self.usage.requests} judge requests, "
+                 f"{self.tokens} tokens; server: {self.llm.book.get(self.llm.key).describe()}")
         chosen: list[Moment] = []
-        if run.answer is not None:
+        if outcome.answer is not None:
             # The planner's own words are kept in the trace, quoted, never as the headline: they may repeat
             # what the footage told it.
-            self.tools.note("planner", f"the planner's answer (not shown as the headline): {run.answer['answer']!r}")
-            chosen, run.unconfirmed = await self._verified_for_question(event, run.answer, about_speech(question))
-        if run.stopped is None and chosen:
-            return self._conclude(question, event, chosen, len(video_ids), started)
-        return await self._fall_back(question, run, started)
+            run.note("planner", f"the planner's answer (not shown as the headline): {outcome.answer['answer']!r}")
+            chosen, outcome.unconfirmed = await self._verified_for_question(run, event, outcome.answer,
+                                                                            about_speech(question))
+        if outcome.stopped is None and chosen:
+            return self._conclude(run, question, event, chosen, len(video_ids), started)
+        return await self._fall_back(run, question, outcome, started)
 
     # --- the model's run ---------------------------------------------------------------------
 
-    async def _opening(self, question: str, event: str, video_ids: list[str]) -> tuple[str, VideoNames]:
-        listed = await self.tools.list_videos()
+    async def _opening(self, run: RunContext, question: str, event: str,
+                       video_ids: list[str]) -> tuple[str, VideoNames]:
+        listed = await self.tools.list_videos(run)
         names = VideoNames({e.video.id: (e.video.title, e.video.path) for e in listed.videos})
         text = (f"Question: {question.strip()}\nThe event asked about, in plain words: {quoted(event)}\n"
                 f"{seen(listed, event)}\nReply with your first move.")
         return text, names
 
-    async def _run(self, question: str, event: str, video_ids: list[str]) -> _Run:
-        opening, names = await self._opening(question, event, video_ids)
+    async def _turns(self, run: RunContext, question: str, event: str, video_ids: list[str]) -> _Outcome:
+        opening, names = await self._opening(run, question, event, video_ids)
         history: list[ModelMessage] = [ModelRequest.user_text_prompt(opening, instructions=self.instructions)]
-        guard, run = _Guard(), _Run(speech=about_speech(question))
+        guard, outcome = _Guard(), _Outcome(speech=about_speech(question))
         invalid = send_backs = 0
         schema = step_schema()
         while True:
             limit = self._over_budget()
             if limit:
-                return _Run(stopped=limit, looked=run.looked)
+                return _Outcome(stopped=limit, looked=outcome.looked)
             try:
                 reply = await self.asker.ask(_recent(history), schema, self.instructions, name="step",
                                              max_tokens=STEP_TOKENS)
             except PlannerUnavailable:
                 if len(history) == 1:
                     raise  # the planner's server is down: the user asked for it, so say so
-                return _Run(stopped="the planner's server stopped answering", looked=run.looked)
+                return _Outcome(stopped="the planner's server stopped answering", looked=outcome.looked)
             except PlannerError as exc:
                 if len(history) == 1:
                     raise
-                return _Run(stopped=f"the planner's server failed: {exc.message}", looked=run.looked)
+                return _Outcome(stopped=f"the planner's server failed: {exc.message}", looked=outcome.looked)
             history.append(reply.response)
             try:
                 call = read_call(reply.value, names, event)
             except Invalid as exc:
                 invalid += 1
-                self.tools.note("planner", f"invalid move ({invalid} in a row): {exc}")
+                run.note("planner", f"invalid move ({invalid} in a row): {exc}")
                 if invalid >= MOST_INVALID:
-                    return _Run(stopped=f"{invalid} invalid moves in a row (the last: {exc})", looked=run.looked)
+                    return _Outcome(stopped=f"{invalid} invalid moves in a row (the last: {exc})",
+                                    looked=outcome.looked)
                 history.append(reply.then(f"That move cannot be made: {exc}. Reply with one corrected move.",
                                           self.instructions))
                 continue
             invalid = 0
-            self.tools.note("planner", f"move: {call.tool} {call.args}")
+            run.note("planner", f"move: {call.tool} {call.args}")
             if call.tool == ANSWER:
-                problem = self._premature(call, run) if send_backs < SEND_BACKS else None
+                problem = self._premature(run, call, outcome) if send_backs < SEND_BACKS else None
                 if problem is None:
-                    run.answer = call.args
-                    return run
+                    outcome.answer = call.args
+                    return outcome
                 send_backs += 1
                 history.append(reply.then(problem, self.instructions))
                 continue
-            observation, stop = await self._make(call, guard, event, run)
+            observation, stop = await self._make(run, call, guard, event, outcome)
             if stop:
-                run.stopped = stop
-                return run
-            history.append(reply.then(observation + self._progress(), self.instructions))
+                outcome.stopped = stop
+                return outcome
+            history.append(reply.then(observation + self._progress(run), self.instructions))
 
     @property
     def tokens(self) -> int:
@@ -306,7 +314,8 @@ class LLMPlanner:
             return f"its budget of {planner.max_tokens} tokens was spent without an answer"
         return None
 
-    async def _make(self, call: Call, guard: _Guard, event: str, run: _Run) -> tuple[str, str | None]:
+    async def _make(self, run: RunContext, call: Call, guard: _Guard, event: str,
+                    outcome: _Outcome) -> tuple[str, str | None]:
         """(what the model reads of the call, why the run stops: None to go on)."""
         times = guard.count(call)
         if times >= LOOP_CALLS:
@@ -314,54 +323,54 @@ class LLMPlanner:
         if times == 2:
             return guard.repeated(call), None
         try:
-            result = await self._tool(call, run)
+            result = await self._tool(run, call, outcome)
         except BudgetExhausted as exc:
             return "", f"budget exhausted: {exc.message}"
         except MarlinAgentError as exc:
             if exc.stops_run:
                 raise
             return f"{call.tool} failed: {exc.message}. {exc.hint or ''}".strip(), None
-        run.looked = run.looked or call.tool in ("find", "verify")
+        outcome.looked = outcome.looked or call.tool in ("find", "verify")
         asked = (call.args["start"], call.args["end"]) if {"start", "end"} <= set(call.args) else None
         observation = seen(result, call.args.get("event", event), asked)
         guard.said[call.signature()] = observation
         return observation, None
 
-    def _premature(self, call: Call, run: _Run) -> str | None:
+    def _premature(self, run: RunContext, call: Call, outcome: _Outcome) -> str | None:
         """Why an answer cannot be taken yet (None when it can): it reports a moment that never passed
         verify, or says nothing was found before anything was looked at."""
         threshold = self.tools.verifier.threshold
         for reported in call.args["moments"]:
-            match = _verified_match(self.tools.verified, reported["video_id"], reported["start"], reported["end"])
+            match = _verified_match(run.verified, reported["video_id"], reported["start"], reported["end"])
             where = f"{reported['video_id']} {reported['start']:.1f}–{reported['end']:.1f} s"
             if match is None:
                 return f"{where} was never verified: call verify on it first, or leave it out of the answer."
             if match.confidence < threshold:
                 return (f"{where} failed verification (confidence {match.confidence:.2f} < {threshold:.2f}): "
                         "leave it out of the answer.")
-        if not call.args["moments"] and not run.looked:
+        if not call.args["moments"] and not outcome.looked:
             return ("Nothing has been grounded or verified yet, so it cannot be called not found: find the event "
                     "around the best search hits, verify the spans, then answer.")
         return None
 
-    def _progress(self) -> str:
-        passed = [m for m in self.tools.verified if self.tools.verifier.passes(m.confidence)]
+    def _progress(self, run: RunContext) -> str:
+        passed = [m for m in run.verified if self.tools.verifier.passes(m.confidence)]
         spent = self.moves.requests
         return (f"\n(Move {spent} of at most {self.settings.planner.max_requests}; "
                 f"{len(passed)} verified moment(s) passed so far.)")
 
     # --- the answer ---------------------------------------------------------------------------
 
-    def _tool(self, call: Call, run: _Run) -> Awaitable:
+    def _tool(self, run: RunContext, call: Call, outcome: _Outcome) -> Awaitable:
         """The toolbox's tool for a move; a span to verify is checked in the question's mode, whatever words the
         model chose for the event."""
         if call.tool == "verify":
             arguments = call.args
-            return self.tools.check(Claim(arguments["video_id"], arguments["event"], arguments["start"],
-                                          arguments["end"], speech=run.speech))
-        return getattr(self.tools, call.tool)(**call.args)
+            return self.tools.check(run, Claim(arguments["video_id"], arguments["event"], arguments["start"],
+                                               arguments["end"], speech=outcome.speech))
+        return getattr(self.tools, call.tool)(run, **call.args)
 
-    async def _verified_for_question(self, event: str, answer: dict,
+    async def _verified_for_question(self, run: RunContext, event: str, answer: dict,
                                      speech: bool) -> tuple[list[Moment], list[Moment]]:
         """(the reported moments that pass for the *asked* question, those that do not).
 
@@ -370,43 +379,44 @@ class LLMPlanner:
         question asks about, and only what passes that is reported."""
         chosen, unconfirmed = [], []
         for reported in answer["moments"]:
-            match = _verified_match(self.tools.verified, reported["video_id"], reported["start"], reported["end"])
+            match = _verified_match(run.verified, reported["video_id"], reported["start"], reported["end"])
             if match is None:
                 continue
-            if not _part_of(self.tools.verified_for.get(id(match), ""), event):
-                again = await self.tools.check(Claim(match.video.id, event, match.start, match.end,
-                                                     Source.PLANNER, speech=speech))
+            if not _part_of(run.verified_for(match), event):
+                again = await self.tools.check(run, Claim(match.video.id, event, match.start, match.end,
+                                                          Source.PLANNER, speech=speech))
                 match = again.moment
             (chosen if self.tools.verifier.passes(match.confidence) else unconfirmed).append(match)
         return chosen, unconfirmed
 
-    async def _fall_back(self, question: str, run: _Run, started: float) -> Answer:
+    async def _fall_back(self, run: RunContext, question: str, outcome: _Outcome, started: float) -> Answer:
         """The pipeline's answer in place of a run that stopped or found nothing, saying why."""
-        if run.stopped is not None:
-            why = f"the LLM planner could not finish ({run.stopped})"
-        elif run.unconfirmed:
+        if outcome.stopped is not None:
+            why = f"the LLM planner could not finish ({outcome.stopped})"
+        elif outcome.unconfirmed:
             why = "the moments the LLM planner reported did not pass verification for the question asked"
-        elif run.looked:
+        elif outcome.looked:
             why = "the LLM planner reported nothing found"
         else:
             why = "the LLM planner answered without grounding any candidate"
         if self.fallback is None:
             raise PlannerError(f"{why}, and no fallback planner was given")
-        self.tools.note("fallback", f"{why}; the pipeline planner answers in its place")
-        self.tools.marlin_budget = None  # the pipeline's own plan bounds what it spends
-        answer = await self.fallback(question)
+        run.note("fallback", f"{why}; the pipeline planner answers in its place")
+        run.unbounded()  # the pipeline's own plan bounds what it spends
+        answer = await self.fallback(run, question)
         said = f"{why}; the pipeline planner answered in its place"
-        incomplete = answer.incomplete or (said if run.stopped is not None else None)
+        incomplete = answer.incomplete or (said if outcome.stopped is not None else None)
         return answer.model_copy(update={
             "answer": f"{answer.answer} ({said[0].upper()}{said[1:]}.)", "fallback": said, "incomplete": incomplete,
-            "rejected": answer.rejected + [m for m in run.unconfirmed if m not in answer.rejected],
-            "trace": self.tools.trace,
+            "rejected": answer.rejected + [m for m in outcome.unconfirmed if m not in answer.rejected],
+            "trace": run.trace,
             "usage": answer.usage.model_copy(update={"planner_tokens": self.tokens,
                                                      "seconds": round(time.monotonic() - started, 3)})})
 
-    def _conclude(self, question: str, event: str, chosen: list[Moment], videos: int, started: float) -> Answer:
+    def _conclude(self, run: RunContext, question: str, event: str, chosen: list[Moment], videos: int,
+                  started: float) -> Answer:
         threshold = self.tools.verifier.threshold
-        accepted, rejected = decide(self.tools.verified, threshold)
+        accepted, rejected = decide(run.verified, threshold)
         chosen_ids = {id(m) for m in chosen}
         # The planner decides which verified moments answer the question; what it did not choose is
         # reported as rejected.
@@ -417,8 +427,8 @@ class LLMPlanner:
         rejected = alike + rejected + [m for m in chosen if m not in accepted and m not in alike]
         text = summary(event, accepted, rejected, videos) + left_out(alike)
         return Answer(question=question, found=bool(accepted), answer=text, moments=accepted, rejected=rejected,
-                      trace=self.tools.trace,
-                      usage=Usage(marlin_calls=self.tools.marlin_calls, planner_tokens=self.tokens,
+                      trace=run.trace,
+                      usage=Usage(marlin_calls=run.marlin_calls, planner_tokens=self.tokens,
                                   seconds=round(time.monotonic() - started, 3)))
 
 

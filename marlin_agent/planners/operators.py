@@ -22,6 +22,7 @@ from marlin_agent.marlin.wording import idle
 from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
 from marlin_agent.planners.question_forms import QuestionPlan
 from marlin_agent.tools import GroundedSpan, Toolbox
+from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.spans import iou
 
 # find(event, exhaustive) -> every candidate moment checked for ``event`` (verified or not).
@@ -91,8 +92,8 @@ def _strongest(moment: Moment) -> tuple:
 class FormAnswerer:
     """Answers one question of a form other than "when" over ``video_ids``."""
 
-    def __init__(self, tools: Toolbox, find: Find, video_ids: list[str]) -> None:
-        self.tools, self.find, self.video_ids = tools, find, video_ids
+    def __init__(self, run: RunContext, tools: Toolbox, find: Find, video_ids: list[str]) -> None:
+        self.run, self.tools, self.find, self.video_ids = run, tools, find, video_ids
         self.threshold = tools.verifier.threshold
 
     async def occurrences(self, event: str) -> tuple[list[Moment], list[Moment]]:
@@ -111,7 +112,7 @@ class FormAnswerer:
 
     async def answer(self, question: str, plan: QuestionPlan) -> Answer:
         started = time.monotonic()
-        self.tools.note("understand", f"a question of the form '{plan.form}'" + "".join(
+        self.run.note("understand", f"a question of the form '{plan.form}'" + "".join(
             f'; {name} "{value}"' for name, value in (("event", plan.target), ("anchor", plan.anchor),
                                                        ("second anchor", plan.anchor_end)) if value))
         if plan.form == "unsupported":
@@ -226,9 +227,9 @@ class FormAnswerer:
                     any(_inside((row.start, row.end), span) for _, _, span, _ in taken):
                 continue  # a piece of a neighbour already taken: the same event as the next chunk told it
             try:
-                whole, regrounded = await self.tools.whole_caption_event(video.id, row.text, row)
+                whole, regrounded = await self.tools.whole_caption_event(self.run, video.id, row.text, row)
             except BudgetExhausted as exc:
-                self.tools.note("budget", exc.message)
+                self.run.note("budget", exc.message)
                 break
             span = (whole.start, whole.end) if whole else (row.start, row.end)
             if self._on_side(self._probe(video, *span), form, anchor, anchor_end) and \
@@ -241,10 +242,10 @@ class FormAnswerer:
             try:
                 # Checked as the caption events any question retrieves are (the weights were fitted on them).
                 # A caption event is something seen, whatever the anchor was (a line said, say).
-                checked = await self.tools.verify_caption_event(video.id, row.text, row, whole, regrounded,
-                                                                speech=False)
+                checked = await self.tools.verify_caption_event(self.run, video.id, row.text, row, whole,
+                                                                regrounded, speech=False)
             except BudgetExhausted as exc:
-                self.tools.note("budget", exc.message)
+                self.run.note("budget", exc.message)
                 break
             if checked.moment.confidence >= self.threshold:
                 verified.append(checked.moment)
@@ -256,13 +257,12 @@ class FormAnswerer:
 
     def _done(self, question: str, plan: QuestionPlan, found: bool, words: str, moments: list[Moment],
               rejected: list[Moment], started: float, **form_fields) -> Answer:
-        budget = self.tools.marlin_budget
-        spent = budget is not None and self.tools.marlin_calls >= budget
+        budget, spent = self.run.marlin_budget, self.run.spent
         incomplete = (f"the budget of {budget} Marlin calls was spent; the answer rests on the moments verified "
                       "until then" if spent else None)
         if spent:
             words += f" (Stopped early: {incomplete}.)"
         return Answer(question=question, found=found, answer=words, moments=moments, rejected=rejected[:10],
-                      trace=self.tools.trace, form=plan.form, incomplete=incomplete,
-                      usage=Usage(marlin_calls=self.tools.marlin_calls, seconds=round(time.monotonic() - started, 3)),
+                      trace=self.run.trace, form=plan.form, incomplete=incomplete,
+                      usage=Usage(marlin_calls=self.run.marlin_calls, seconds=round(time.monotonic() - started, 3)),
                       **form_fields)

@@ -79,8 +79,9 @@ class Pages:
 
     async def _videos(self) -> list:
         from marlin_agent.tools import Toolbox
+        from marlin_agent.tools.run_context import RunContext
 
-        listed = await Toolbox(self.tools.settings, await self._library(), None).list_videos()
+        listed = await Toolbox(self.tools.settings, await self._library(), None).list_videos(RunContext())
         return [entry for entry in listed.videos if self.tools.guard.visible(entry.video.path, entry.url)]
 
     async def _record(self, video_id: str):
@@ -140,8 +141,10 @@ class Pages:
     async def _answer(self, answer: Answer) -> Markup:
         from marlin_agent.app.report_page import answer_html, timelines_of
         from marlin_agent.tools import Toolbox
+        from marlin_agent.tools.run_context import RunContext
 
-        timelines = await timelines_of(Toolbox(self.tools.settings, await self._library(), None), answer)
+        timelines = await timelines_of(Toolbox(self.tools.settings, await self._library(), None), RunContext(),
+                                       answer)
         clips = [None] * len(answer.moments)  # each moment plays from the source, at the moment
         # answer_html escapes every text of the answer itself.
         return Markup(answer_html(answer, clips, None, timelines, source=_video_address))

@@ -1,24 +1,22 @@
 """The agent's tools: typed functions over the library, Marlin and the media code.
 
 Both planners work through one ``Toolbox``: the pipeline calls the tools in a fixed
-order, the LLM planner is handed them to call as it sees fit. Every call is recorded in
-the trace with what it cost (Marlin calls, seconds); a budget of Marlin calls, when set,
-stops a run cleanly instead of letting a model loop spend without end. Every moment that
-went through ``verify`` is kept, so a run cut short still has its evidence.
+order, the LLM planner is handed them to call as it sees fit. The toolbox holds nothing of a
+question: every tool takes the question's ``RunContext`` (``run_context``), which records each
+call in the trace with what it cost (Marlin calls, seconds), counts the calls against the
+question's budget and keeps every moment that went through ``verify``, so a run cut short
+still has its evidence. The ``run`` parameter is not part of what a planner model sees.
 """
 
 from __future__ import annotations
 
 import asyncio
-import time
 from collections.abc import Awaitable, Callable
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
-from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, TraceStep, VideoInfo, VideoRef
+from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, VideoInfo, VideoRef
 from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
 from marlin_agent.file_names import text_path
 from marlin_agent.library.records import Segment, chunk_window
@@ -30,7 +28,6 @@ from marlin_agent.media import probe_video
 from marlin_agent.media.clips import cut_clip
 from marlin_agent.tools.results import (
     ClipFile,
-    Cost,
     GroundedSpan,
     Grounding,
     SearchHits,
@@ -40,8 +37,9 @@ from marlin_agent.tools.results import (
     VideoEntry,
     VideoList,
 )
+from marlin_agent.tools.run_context import Meter, RunContext
 from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
-from marlin_agent.tools.trace_order import Place, branches, stamp
+from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence
 from marlin_agent.verification.spans import tighter_window
@@ -61,35 +59,6 @@ _FRESH_PAD = 1.0
 class UnknownVideo(InputError):
     code = "unknown_video"
     default_hint = "Use an id from list_videos or search."
-
-
-@dataclass
-class _Meter:
-    """What one step spent: Marlin calls, and the time any of them was awaited (calls side by side count once)."""
-
-    calls: int = 0
-    started: float = field(default_factory=time.monotonic)
-    marlin_seconds: float = 0.0
-    # The step this one is taken inside (a fresh caption inside a verification): its waits are that step's too.
-    parent: _Meter | None = None
-    _waiting: int = 0
-    _since: float = 0.0
-
-    @asynccontextmanager
-    async def waiting(self):
-        if not self._waiting:
-            self._since = time.monotonic()
-        self._waiting += 1
-        try:
-            if self.parent is not None:
-                async with self.parent.waiting():
-                    yield
-            else:
-                yield
-        finally:
-            self._waiting -= 1
-            if not self._waiting:
-                self.marlin_seconds += time.monotonic() - self._since
 
 
 async def _side_by_side(*steps: Awaitable) -> list:
@@ -117,87 +86,49 @@ def centred_window(start: float, end: float, duration: float) -> tuple[float, fl
 
 
 class Toolbox:
+    """The tools over one library, Marlin client and verifier; a question's state is its ``RunContext``, passed
+    to every call (see ``run_context``)."""
+
     def __init__(self, settings: Settings, library: Library, client: MarlinClient | None, *,
-                 video_ids: list[str] | None = None, marlin_budget: int | None = None,
                  judge: Judge | None = None) -> None:
         self.settings = settings
         self.library = library
         self.client = client
-        self.scope = list(video_ids) if video_ids is not None else None
-        self.marlin_budget = marlin_budget
         # The embedder is the library's, reached when a signal first needs it.
         self.verifier = Verifier(settings, lambda: self.library.embedder, judge)
-        self.marlin_calls = 0
-        # Marlin calls that failed (the server's error, not a budget): an answer that rests on them may
-        # be missing moments, and must say so rather than read as an honest "not found".
-        self.failed_calls: list[str] = []
-        self._steps: list[tuple[Place, TraceStep]] = []
-        self.verified: list[Moment] = []
-        self.verified_for: dict[int, str] = {}  # id(moment) -> the event it was verified for
-        self._infos: dict[str, VideoInfo] = {}
-        self._refs: dict[str, VideoRef] = {}
-        # A video's segments by kind, read once per question: every candidate's verification reads them all.
-        self._segments: dict[tuple[str, str], list[Segment]] = {}
 
-    # --- bookkeeping --------------------------------------------------------------------
+    # --- reads ----------------------------------------------------------------------------
 
-    @property
-    def trace(self) -> list[TraceStep]:
-        """The steps in the order their work was started (``trace_order``): the same on every run that did the
-        same work, whichever side-by-side step finished first."""
-        return [step for _, step in sorted(self._steps, key=lambda placed: placed[0])]
-
-    def note(self, step: str, detail: str, calls: int = 0, started: float | None = None) -> None:
-        seconds = round(time.monotonic() - started, 3) if started is not None else 0.0
-        self._steps.append((stamp(), TraceStep(step=step, detail=detail, marlin_calls=calls, seconds=seconds)))
-
-    def _done(self, step: str, detail: str, meter: _Meter) -> Cost:
-        cost = Cost(marlin_calls=meter.calls, seconds=round(time.monotonic() - meter.started, 3),
-                    marlin_seconds=round(meter.marlin_seconds, 3))
-        self._steps.append((stamp(), TraceStep(step=step, detail=detail, marlin_calls=cost.marlin_calls,
-                                               seconds=cost.seconds, marlin_seconds=cost.marlin_seconds)))
-        return cost
-
-    def _room_for(self, calls: int) -> bool:
-        """Whether the question's budget has this many Marlin calls left."""
-        return self.marlin_budget is None or self.marlin_budget - self.marlin_calls >= calls
-
-    def _spend(self, meter: _Meter) -> None:
-        if self.marlin_budget is not None and self.marlin_calls >= self.marlin_budget:
-            raise BudgetExhausted(f"the budget of {self.marlin_budget} Marlin calls for this question is spent")
-        self.marlin_calls += 1
-        meter.calls += 1
-
-    async def _read_segments(self, video_id: str, kind: str) -> list[Segment]:
+    async def _read_segments(self, run: RunContext, video_id: str, kind: str) -> list[Segment]:
         """The video's segments of ``kind`` in time order, as the index held them when first read this question."""
-        if (video_id, kind) not in self._segments:
-            self._segments[(video_id, kind)] = await asyncio.to_thread(self.library.segments, video_id, kind)
-        return self._segments[(video_id, kind)]
+        return await run.segments((video_id, kind), lambda: self.library.segments(video_id, kind))
 
-    async def _ref(self, video_id: str) -> VideoRef:
-        if video_id not in self._refs:
-            if self.scope is not None and video_id not in self.scope:
+    async def _ref(self, run: RunContext, video_id: str) -> VideoRef:
+        async def read() -> VideoRef:
+            if not run.covers(video_id):
                 raise UnknownVideo(f"video {video_id!r} is not among the videos this question is about")
             record = await asyncio.to_thread(self.library.get_video, video_id)
             if record is None:
                 raise UnknownVideo(f"no video with id {video_id!r} in the library")
-            self._refs[video_id] = VideoRef(id=record.id, path=record.path, title=record.title)
-        return self._refs[video_id]
+            return VideoRef(id=record.id, path=record.path, title=record.title)
 
-    async def video_info(self, video_id: str) -> VideoInfo:
-        if video_id not in self._infos:
-            ref = await self._ref(video_id)
-            self._infos[video_id] = await asyncio.to_thread(probe_video, text_path(ref.path), self.settings.cache_dir)
-        return self._infos[video_id]
+        return await run.ref(video_id, read)
 
-    async def _run_chunks(self, video: VideoInfo, chunks: list[Chunk], ask: Callable[[StagedClip], Awaitable],
-                          meter: _Meter):
+    async def video_info(self, run: RunContext, video_id: str) -> VideoInfo:
+        async def read() -> VideoInfo:
+            ref = await self._ref(run, video_id)
+            return await asyncio.to_thread(probe_video, text_path(ref.path), self.settings.cache_dir)
+
+        return await run.info(video_id, read)
+
+    async def _run_chunks(self, run: RunContext, video: VideoInfo, chunks: list[Chunk],
+                          ask: Callable[[StagedClip], Awaitable], meter: Meter):
         """Ask about each chunk (side by side, staged like indexing does); answers and failure reasons."""
         if self.client is None:
             raise ServerNotConfigured("this step needs Marlin, and no server is configured")
 
         async def metered(clip: StagedClip):
-            self._spend(meter)
+            run.spend(meter)
             async with meter.waiting():
                 return await ask(clip)
 
@@ -206,19 +137,19 @@ class Toolbox:
         except ChunkFailed as exc:
             if isinstance(exc.__cause__, BudgetExhausted):
                 raise exc.__cause__ from None
-            self.failed_calls.append(exc.message)
+            run.failed_calls.append(exc.message)
             return [], [exc.message]
         budget = next((f for f in failures if f.code == BudgetExhausted.code), None)
         if budget is not None and not answers:
             raise BudgetExhausted(budget.message)
         reasons = [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in failures]
-        self.failed_calls += [reason for f, reason in zip(failures, reasons, strict=True)
-                              if f.code != BudgetExhausted.code]
+        run.failed_calls += [reason for f, reason in zip(failures, reasons, strict=True)
+                             if f.code != BudgetExhausted.code]
         return answers, reasons
 
-    async def _ground(self, video: VideoInfo, event: str, start: float, end: float,
-                      meter: _Meter) -> tuple[float, float] | None:
-        answers, failures = await self._run_chunks(video, [Chunk(index=0, start=start, end=end)],
+    async def _ground(self, run: RunContext, video: VideoInfo, event: str, start: float, end: float,
+                      meter: Meter) -> tuple[float, float] | None:
+        answers, failures = await self._run_chunks(run, video, [Chunk(index=0, start=start, end=end)],
                                                    lambda clip: self.client.ground(clip, event), meter)
         if failures:
             raise ChunkFailed(failures[0])
@@ -229,13 +160,13 @@ class Toolbox:
 
     # --- the tools ----------------------------------------------------------------------
 
-    async def list_videos(self) -> VideoList:
+    async def list_videos(self, run: RunContext) -> VideoList:
         """The videos this question covers: ids, titles, durations (seconds), whether they have speech,
         and how much of each is indexed. Free (no Marlin call)."""
-        meter = _Meter()
+        meter = Meter()
         records = await asyncio.to_thread(self.library.list_videos)
-        if self.scope is not None:
-            records = [r for r in records if r.id in self.scope]
+        if run.scope is not None:
+            records = [r for r in records if r.id in run.scope]
         done = await asyncio.to_thread(self.library.done_chunk_counts)  # one read, however many videos
         entries = []
         for record in records:
@@ -243,9 +174,9 @@ class Toolbox:
                                       url=record.url, duration=record.duration, chunks_indexed=done.get(record.id, 0),
                                       has_audio=record.has_audio,
                                       has_transcript=record.transcribed))
-        return VideoList(videos=entries, cost=self._done("list_videos", f"{len(entries)} videos", meter))
+        return VideoList(videos=entries, cost=run.done("list_videos", f"{len(entries)} videos", meter))
 
-    async def search(self, query: str, k: int = 10, video_ids: list[str] | None = None) -> SearchHits:
+    async def search(self, run: RunContext, query: str, k: int = 10, video_ids: list[str] | None = None) -> SearchHits:
         """Search the indexed captions, scene descriptions and speech of the videos, by words and by
         meaning. Free (no Marlin call). Hits give the video id, the span in seconds and the matched
         text; they are leads, not answers.
@@ -255,13 +186,14 @@ class Toolbox:
             k: How many hits to return (1 to 50).
             video_ids: Only these videos (default: every video the question covers).
         """
-        meter = _Meter()
+        meter = Meter()
         k = min(max(k, 1), _MOST_HITS)
-        scope = self.scope if video_ids is None else [v for v in video_ids if self.scope is None or v in self.scope]
+        scope = run.scope if video_ids is None else [v for v in video_ids if run.scope is None or v in run.scope]
         hits = await asyncio.to_thread(self.library.search, query, k, scope)
-        return SearchHits(query=query, hits=hits, cost=self._done("search", f'"{query}": {len(hits)} hits', meter))
+        return SearchHits(query=query, hits=hits, cost=run.done("search", f'"{query}": {len(hits)} hits', meter))
 
-    async def caption(self, video_id: str, start: float, end: float, fresh: bool = False) -> SpanCaption:
+    async def caption(self, run: RunContext, video_id: str, start: float, end: float,
+                      fresh: bool = False) -> SpanCaption:
         """What happens between `start` and `end` seconds: scene paragraphs and timed events, from the
         index when it covers the span, else from Marlin now (one Marlin call per 60 s).
 
@@ -271,33 +203,34 @@ class Toolbox:
             end: Seconds from the start of the video.
             fresh: Ask Marlin now even when the index covers the span (a second, differently worded reading).
         """
-        return await self._caption(video_id, start, end, fresh)
+        return await self._caption(run, video_id, start, end, fresh)
 
-    async def _caption(self, video_id: str, start: float, end: float, fresh: bool = False,
-                       inside: _Meter | None = None) -> SpanCaption:
+    async def _caption(self, run: RunContext, video_id: str, start: float, end: float, fresh: bool = False,
+                       inside: Meter | None = None) -> SpanCaption:
         """``caption``; ``inside``: the step this caption is taken for, which waits for Marlin with it."""
-        meter = _Meter(parent=inside)
-        ref = await self._ref(video_id)
+        meter = Meter(parent=inside)
+        ref = await self._ref(run, video_id)
         if not fresh:
-            scenes = _overlapping(await self._read_segments(video_id, "scene"), start, end)
+            scenes = _overlapping(await self._read_segments(run, video_id, "scene"), start, end)
             if scenes and scenes[0].start <= start + 1e-3 and scenes[-1].end >= end - 1e-3:
-                events = _overlapping(await self._read_segments(video_id, "event"), start, end)
+                events = _overlapping(await self._read_segments(run, video_id, "event"), start, end)
                 return SpanCaption(video=ref, start=start, end=end, scenes=[r.text for r in scenes],
                                    events=[Event(start=r.start, end=r.end, text=r.text) for r in events],
                                    fresh=False,
-                                   cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)",
-                                                   meter))
-        video = await self.video_info(video_id)
-        answers, failures = await self._run_chunks(video, chunks_for(video, self.settings, start, end),
+                                   cost=run.done("caption", f"{ref.title} {clock(start)}–{clock(end)} (index)",
+                                                  meter))
+        video = await self.video_info(run, video_id)
+        answers, failures = await self._run_chunks(run, video, chunks_for(video, self.settings, start, end),
                                                    self.client.caption, meter)
         if not answers:
             raise ChunkFailed(f"captioning {ref.title} {clock(start)}–{clock(end)} failed: {'; '.join(failures)}")
         captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda p: p[0].start)]
         return SpanCaption(video=ref, start=start, end=end, scenes=[c.scene for c in captions],
                            events=[e for c in captions for e in c.events], fresh=True,
-                           cost=self._done("caption", f"{ref.title} {clock(start)}–{clock(end)} (Marlin)", meter))
+                           cost=run.done("caption", f"{ref.title} {clock(start)}–{clock(end)} (Marlin)", meter))
 
-    async def find(self, video_id: str, event: str, start: float | None = None, end: float | None = None) -> Grounding:
+    async def find(self, run: RunContext, video_id: str, event: str, start: float | None = None,
+                   end: float | None = None) -> Grounding:
         """Ask Marlin where `event` happens: one span per ~60 s window between `start` and `end`
         (one Marlin call each). The spans are UNVERIFIED: Marlin answers even for events that never
         happen, so check a span with verify before reporting it.
@@ -309,11 +242,12 @@ class Toolbox:
             end: Seconds; the end of the video if omitted.
         """
         checked_event(event)
-        meter = _Meter()
-        ref = await self._ref(video_id)
-        video = await self.video_info(video_id)
+        meter = Meter()
+        ref = await self._ref(run, video_id)
+        video = await self.video_info(run, video_id)
         chunks = chunks_for(video, self.settings, start, end)
-        answers, failures = await self._run_chunks(video, chunks, lambda clip: self.client.ground(clip, event), meter)
+        answers, failures = await self._run_chunks(run, video, chunks, lambda clip: self.client.ground(clip, event),
+                                                   meter)
         spans = []
         for chunk, span in sorted(answers, key=lambda p: p[0].start):
             if span is None:
@@ -323,9 +257,9 @@ class Toolbox:
             spans.append(GroundedSpan(start=at, end=until, window_start=chunk.start, window_end=chunk.end))
         where = f"{ref.title} {clock(chunks[0].start)}–{clock(chunks[-1].end)}"
         return Grounding(video=ref, event=event, spans=spans, failures=failures,
-                         cost=self._done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
+                         cost=run.done("find", f'"{event}" in {where}: {len(spans)} span(s)', meter))
 
-    async def whole_span(self, video_id: str, event: str, found: GroundedSpan) -> GroundedSpan:
+    async def whole_span(self, run: RunContext, video_id: str, event: str, found: GroundedSpan) -> GroundedSpan:
         """``found``, or the whole event when the window it came from cut it.
 
         A span that touches an edge of its window (where the video goes on) may be the part of a
@@ -333,32 +267,33 @@ class Toolbox:
         again in a window centred on it, which holds the event whole, and the new span is taken
         when it covers the cut one. One Marlin call, only for spans at an edge.
         """
-        return (await self._whole(video_id, event, found))[0]
+        return (await self._whole(run, video_id, event, found))[0]
 
-    async def _whole(self, video_id: str, event: str, found: GroundedSpan) -> tuple[GroundedSpan, Evidence | None]:
+    async def _whole(self, run: RunContext, video_id: str, event: str,
+                     found: GroundedSpan) -> tuple[GroundedSpan, Evidence | None]:
         """``whole_span``, and when Marlin was asked and its span does not cover ``found``, what that says
         about ``found`` as re-grounding evidence (a second grounding around it would ask the same)."""
-        video = await self.video_info(video_id)
+        video = await self.video_info(run, video_id)
         if not cut_by_window((found.start, found.end), (found.window_start, found.window_end), video.duration,
                              EDGE_SECONDS):
             return found, None
         window = centred_window(found.start, found.end, video.duration)
         if abs(window[0] - found.window_start) < 1.0 and abs(window[1] - found.window_end) < 1.0:
             return found, None
-        meter = _Meter()
-        again = await self._ground(video, event, *window, meter)
-        ref = await self._ref(video_id)
+        meter = Meter()
+        again = await self._ground(run, video, event, *window, meter)
+        ref = await self._ref(run, video_id)
         covers = again is not None and again[0] <= found.start + EDGE_SECONDS and again[1] >= found.end - EDGE_SECONDS
         whole = (GroundedSpan(start=again[0], end=again[1], window_start=window[0], window_end=window[1])
                  if covers and again is not None else found)
-        self._done("find", f'"{event}" at {ref.title} {clock(found.start)}–{clock(found.end)} touched the edge of '
-                   f"{clock(found.window_start)}–{clock(found.window_end)}; grounded again on "
-                   f"{clock(window[0])}–{clock(window[1])}: "
+        run.done("find", f'"{event}" at {ref.title} {clock(found.start)}–{clock(found.end)} touched the edge of '
+                 f"{clock(found.window_start)}–{clock(found.window_end)}; grounded again on "
+                 f"{clock(window[0])}–{clock(window[1])}: "
                    + (f"the whole event is {clock(whole.start)}–{clock(whole.end)}" if covers else "kept as it was"),
                    meter)
         return whole, (None if covers else regrounding_evidence((found.start, found.end), again, window))
 
-    async def whole_caption_event(self, video_id: str, event: str,
+    async def whole_caption_event(self, run: RunContext, video_id: str, event: str,
                                   row: Segment) -> tuple[GroundedSpan | None, Evidence | None]:
         """Where Marlin grounds ``event`` when shown the whole of a caption event the index cut.
 
@@ -369,26 +304,28 @@ class Toolbox:
         piece) when it does not; (None, None) when the piece is not at an edge (no call)."""
         lo, hi = chunk_window(row.chunk_id)
         piece = GroundedSpan(start=row.start, end=row.end, window_start=lo, window_end=hi)
-        whole, regrounded = await self._whole(video_id, event, piece)
+        whole, regrounded = await self._whole(run, video_id, event, piece)
         return (None if whole is piece else whole), regrounded
 
-    async def verify_caption_event(self, video_id: str, event: str, row: Segment, whole: GroundedSpan | None,
-                                   regrounded: Evidence | None, speech: bool | None = None) -> Verification:
+    async def verify_caption_event(self, run: RunContext, video_id: str, event: str, row: Segment,
+                                   whole: GroundedSpan | None, regrounded: Evidence | None,
+                                   speech: bool | None = None) -> Verification:
         """Verify ``event`` at a caption event of the index, as ``whole_caption_event`` left it: the whole
         event where Marlin's find placed it, or the row's own span grounded again around it. ``speech``: the
         claim's mode, when not the event's own."""
         if whole is not None:
-            return await self.check(Claim(video_id, event, whole.start, whole.end,
-                                          window=(whole.window_start, whole.window_end), speech=speech))
-        return await self.check(Claim(video_id, event, row.start, row.end, Source.CAPTION, speech=speech),
+            return await self.check(run, Claim(video_id, event, whole.start, whole.end,
+                                               window=(whole.window_start, whole.window_end), speech=speech))
+        return await self.check(run, Claim(video_id, event, row.start, row.end, Source.CAPTION, speech=speech),
                                 reground=True, regrounded=regrounded)
 
-    async def caption_event_at(self, video_id: str, start: float, end: float, text: str) -> Segment | None:
+    async def caption_event_at(self, run: RunContext, video_id: str, start: float, end: float,
+                               text: str) -> Segment | None:
         """The index's caption event with this span and words (a search hit's own row)."""
-        return next((r for r in await self._read_segments(video_id, "event")
+        return next((r for r in await self._read_segments(run, video_id, "event")
                      if r.start == start and r.end == end and r.text == text), None)
 
-    async def transcript(self, video_id: str, start: float, end: float) -> TranscriptLines:
+    async def transcript(self, run: RunContext, video_id: str, start: float, end: float) -> TranscriptLines:
         """What is said between `start` and `end` seconds, line by line with times. Free (no Marlin call).
 
         Args:
@@ -396,19 +333,19 @@ class Toolbox:
             start: Seconds from the start of the video.
             end: Seconds from the start of the video.
         """
-        meter = _Meter()
-        ref = await self._ref(video_id)
+        meter = Meter()
+        ref = await self._ref(run, video_id)
         record = await asyncio.to_thread(self.library.get_video, video_id)
-        rows = _overlapping(await self._read_segments(video_id, "transcript"), start, end)
+        rows = _overlapping(await self._read_segments(run, video_id, "transcript"), start, end)
         note = "" if record.transcribed else ("the video has no audio" if not record.has_audio else
                                               "nothing was heard in its audio" if record.transcript_source else
                                               "the video was indexed without a transcript")
         return TranscriptLines(video=ref, start=start, end=end, note=note,
                                lines=[Event(start=r.start, end=r.end, text=r.text) for r in rows],
-                               cost=self._done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
-                                               f"{len(rows)} lines", meter))
+                               cost=run.done("transcript", f"{ref.title} {clock(start)}–{clock(end)}: "
+                                              f"{len(rows)} lines", meter))
 
-    async def verify(self, video_id: str, event: str, start: float, end: float) -> Verification:
+    async def verify(self, run: RunContext, video_id: str, event: str, start: float, end: float) -> Verification:
         """Check whether `event` really happens at `start`–`end` (a span from find or search): an
         entailment model reads the captions and speech there and a fresh caption of the span, and
         `passed` says whether the moment may be reported. About one Marlin call.
@@ -419,9 +356,9 @@ class Toolbox:
             start: The span's start, in seconds, as find or search gave it.
             end: The span's end, in seconds.
         """
-        return await self.check(Claim(video_id, event, start, end))
+        return await self.check(run, Claim(video_id, event, start, end))
 
-    async def check(self, claim: Claim, reground: bool | None = None,
+    async def check(self, run: RunContext, claim: Claim, reground: bool | None = None,
                     regrounded: Evidence | None = None) -> Verification:
         """Evidence for or against ``claim``'s event happening over its span, combined into a confidence.
 
@@ -432,9 +369,9 @@ class Toolbox:
         ``reground`` (default: the setting) also grounds the event again around the span, unless that was
         done already (``regrounded``: its evidence). A line said is read as it is: Marlin cannot add to it.
         """
-        meter = _Meter()
-        ref = await self._ref(claim.video_id)
-        video = await self.video_info(claim.video_id)
+        meter = Meter()
+        ref = await self._ref(run, claim.video_id)
+        video = await self.video_info(run, claim.video_id)
         start, end = claim.span
         shown = claim.window or centred_window(start, end, video.duration)
         evidence = [self._proposal(claim, shown)]
@@ -445,13 +382,13 @@ class Toolbox:
         afresh = (marlin and (self.settings.verify.fresh_caption or self.verifier.judge is not None)
                   # Marlin does not hear: for a question about what is said, a fresh caption adds nothing.
                   and not claim.speech)
-        fresh = await self._ask_marlin_again(video, claim, shown, meter, evidence, again, afresh)
+        fresh = await self._ask_marlin_again(run, video, claim, shown, meter, evidence, again, afresh)
         if not again and claim.source is Source.GROUNDING:
             # Where Marlin's own find put it is where its grounding lands: agreement by construction,
             # stated so that candidates proposed by find and by captions are weighed alike.
             evidence.append(Evidence(kind="regrounding", text="Marlin's find placed it here", start=start, end=end,
                                      score=1.0))
-        texts = await self.span_texts(claim, fresh)
+        texts = await self.span_texts(run, claim, fresh)
         evidence += await asyncio.to_thread(self.verifier.read, texts)
         if self.verifier.judge is not None and fresh is not None:
             score, reason = await self.verifier.judge(claim.event, fresh)
@@ -465,12 +402,11 @@ class Toolbox:
             evidence.append(note)
         moment = Moment(video=ref, start=start, end=end, evidence=evidence,
                         confidence=self.verifier.confidence(evidence, claim.speech))
-        self.verified.append(moment)
-        self.verified_for[id(moment)] = claim.event
+        run.keep(moment, claim.event)
         threshold = self.verifier.threshold
         return Verification(moment=moment, passed=self.verifier.passes(moment.confidence), threshold=threshold,
-                            cost=self._done("verify", f'"{claim.event}" at {ref.title} {clock(start)}–{clock(end)}: '
-                                            f"confidence {moment.confidence:.2f}", meter))
+                            cost=run.done("verify", f'"{claim.event}" at {ref.title} {clock(start)}–{clock(end)}: '
+                                           f"confidence {moment.confidence:.2f}", meter))
 
     @staticmethod
     def _proposal(claim: Claim, shown: tuple[float, float]) -> Evidence:
@@ -484,56 +420,58 @@ class Toolbox:
                 Source.SPEECH: f'said at {clock(start)}–{clock(end)}: "{claim.said}"'}[claim.source]
         return Evidence(kind="grounding", text=text, start=start, end=end, score=1.0)
 
-    async def _ask_marlin_again(self, video: VideoInfo, claim: Claim, shown: tuple[float, float], meter: _Meter,
-                                evidence: list[Evidence], again: bool, afresh: bool) -> SpanCaption | None:
+    async def _ask_marlin_again(self, run: RunContext, video: VideoInfo, claim: Claim, shown: tuple[float, float],
+                                meter: Meter, evidence: list[Evidence], again: bool,
+                                afresh: bool) -> SpanCaption | None:
         """Ground ``event`` again around the span (``again``, its evidence added) and caption the span afresh
         (``afresh``, returned); None when there is no fresh caption."""
         # What the index says about the span is read while Marlin works: the signals remember what they
         # scored, so the reading that follows the fresh caption only adds the new wording's share.
-        ahead = asyncio.create_task(self._read_ahead(claim)) if again or afresh else None
+        ahead = asyncio.create_task(self._read_ahead(run, claim)) if again or afresh else None
         try:
-            if again and afresh and self._room_for(2):
+            if again and afresh and run.room_for(2):
                 # Two Marlin calls that need nothing of each other: side by side, a step waits for one.
-                _, fresh = await _side_by_side(self._reground(video, claim, shown, meter, evidence),
-                                               self._fresh_caption(claim.video_id, claim.span, video.duration, meter))
+                _, fresh = await _side_by_side(
+                    self._reground(run, video, claim, shown, meter, evidence),
+                    self._fresh_caption(run, claim.video_id, claim.span, video.duration, meter))
                 return fresh
             # Out of budget, verification still reads the free signals and keeps the moment: a
             # run cut short must not lose what it found. The next Marlin call stops the run.
-            budget_spent = again and await self._reground(video, claim, shown, meter, evidence)
-            return (await self._fresh_caption(claim.video_id, claim.span, video.duration, meter)
+            budget_spent = again and await self._reground(run, video, claim, shown, meter, evidence)
+            return (await self._fresh_caption(run, claim.video_id, claim.span, video.duration, meter)
                     if afresh and not budget_spent else None)
         finally:
             if ahead is not None:
                 await ahead
 
-    async def _read_ahead(self, claim: Claim) -> None:
+    async def _read_ahead(self, run: RunContext, claim: Claim) -> None:
         """Read the index's texts about the claim's span (remembered by the signals); a failure here is met again,
         and reported, by the reading that counts."""
         try:
-            await asyncio.to_thread(self.verifier.read, await self.span_texts(claim))
+            await asyncio.to_thread(self.verifier.read, await self.span_texts(run, claim))
         except MarlinAgentError:
             pass
 
-    async def span_texts(self, claim: Claim, fresh: SpanCaption | None = None) -> SpanTexts:
+    async def span_texts(self, run: RunContext, claim: Claim, fresh: SpanCaption | None = None) -> SpanTexts:
         """What the index (and a fresh caption) says about the claim's span, as the verifier reads it.
 
         For an event that is seen: the video's caption events, the fresh caption's, and the lines said
         around the span. For an event that is said: the video's spoken lines take the place of its
         caption events (what is seen does not answer it)."""
-        lines = await self._read_segments(claim.video_id, "transcript")
+        lines = await self._read_segments(run, claim.video_id, "transcript")
         if claim.speech:
             return SpanTexts(event=claim.event, span=claim.span, events=lines, about_speech=True)
-        events = await self._read_segments(claim.video_id, "event")
+        events = await self._read_segments(run, claim.video_id, "event")
         described = list(fresh.events) if fresh else []
         return SpanTexts(event=claim.event, span=claim.span, events=events, fresh=described,
                          lines=_overlapping(lines, claim.start, claim.end, 1.0))
 
-    async def _reground(self, video: VideoInfo, claim: Claim, shown: tuple[float, float], meter: _Meter,
-                        evidence: list[Evidence]) -> bool:
+    async def _reground(self, run: RunContext, video: VideoInfo, claim: Claim, shown: tuple[float, float],
+                        meter: Meter, evidence: list[Evidence]) -> bool:
         """Ground again on a tighter window; True when the budget ran out doing it."""
         retry = tighter_window(claim.span, shown, video.duration)
         try:
-            again = await self._ground(video, claim.event, *retry, meter) if retry != shown else claim.span
+            again = await self._ground(run, video, claim.event, *retry, meter) if retry != shown else claim.span
             evidence.append(regrounding_evidence(claim.span, again, retry))
         except MarlinAgentError as exc:
             if exc.stops_run:
@@ -543,25 +481,25 @@ class Toolbox:
             return isinstance(exc, BudgetExhausted)
         return False
 
-    async def _fresh_caption(self, video_id: str, span: tuple[float, float], duration: float,
-                             meter: _Meter) -> SpanCaption | None:
+    async def _fresh_caption(self, run: RunContext, video_id: str, span: tuple[float, float], duration: float,
+                             meter: Meter) -> SpanCaption | None:
         """Marlin's caption of the span alone (a second reading, worded anew); None when it cannot be had."""
         lo, hi = max(0.0, span[0] - _FRESH_PAD), min(duration, span[1] + _FRESH_PAD)
         try:
-            described = await self._caption(video_id, lo, hi, fresh=True, inside=meter)
+            described = await self._caption(run, video_id, lo, hi, fresh=True, inside=meter)
         except MarlinAgentError as exc:  # a spent budget included: the free evidence is still read
             if exc.stops_run:
                 raise
-            self.note("verify", f"not captioned afresh: {exc.message}")
+            run.note("verify", f"not captioned afresh: {exc.message}")
             return None
         meter.calls += described.cost.marlin_calls
         return described
 
-    async def clip(self, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
+    async def clip(self, run: RunContext, video_id: str, start: float, end: float, folder: Path) -> ClipFile:
         """Cut ``[start, end]`` (with a little context) into an MP4 in ``folder``; picture and sound."""
-        meter = _Meter()
-        ref = await self._ref(video_id)
-        video = await self.video_info(video_id)
+        meter = Meter()
+        ref = await self._ref(run, video_id)
+        video = await self.video_info(run, video_id)
         path = await asyncio.to_thread(cut_clip, video, start, end, folder)
         return ClipFile(video=ref, start=start, end=end, path=str(path.resolve()),
-                        cost=self._done("clip", f"{ref.title} {clock(start)}–{clock(end)} → {path.name}", meter))
+                        cost=run.done("clip", f"{ref.title} {clock(start)}–{clock(end)} → {path.name}", meter))

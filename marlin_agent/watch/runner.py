@@ -288,9 +288,10 @@ class Watcher:
         alerts, changed = [], {}
         failed = [f"{clock(f.start)}–{clock(f.end)}: {f.message}" for f in video.failures]
         for question in footage.todo():
-            planner, tools = make_planner(self.settings, self.library, self.client, [video.id])
-            answer = with_calibration(await planner.answer(question, [video.id]), tools)
-            failed += tools.failed_calls
+            planner, tools = make_planner(self.settings, self.library, self.client)
+            run = planner.run_for([video.id])
+            answer = with_calibration(await planner.answer(run, question, [video.id]), tools)
+            failed += run.failed_calls
             for moment in sorted(answer.moments, key=lambda m: m.start):
                 alert = await self._occurrence(footage, question, moment, answer.answer, tools, changed)
                 if alert is not None:
@@ -337,12 +338,14 @@ class Watcher:
 
     async def _alert(self, alert_id: str, footage: Footage, question: str, moment, answer: str, tools) -> Alert:
         from marlin_agent.media.still import write_still
+        from marlin_agent.tools.run_context import RunContext
 
         folder = self.home / "alerts"
         clip = thumbnail = None
+        run = RunContext(scope=[moment.video.id])  # the pictures are the alert's, not the question's work
         try:
-            clip = (await tools.clip(moment.video.id, moment.start, moment.end, folder)).path
-            info = await tools.video_info(moment.video.id)
+            clip = (await tools.clip(run, moment.video.id, moment.start, moment.end, folder)).path
+            info = await tools.video_info(run, moment.video.id)
             still = folder / f"{alert_id}.jpg"
             thumbnail = str(await asyncio.to_thread(write_still, info, (moment.start + moment.end) / 2, still))
         except MarlinAgentError as exc:  # the alert matters more than its pictures
