@@ -22,9 +22,10 @@ from pathlib import Path
 
 import numpy as np
 
-from marlin_agent.errors import MissingDependency, ModelUnavailable
+from marlin_agent.errors import ModelUnavailable
+from marlin_agent.loaded_model import LoadedOnce, tokenizer_type
 from marlin_agent.media.content_id import content_id
-from marlin_agent.model_store import file_stamp, local_model, resolve_model
+from marlin_agent.model_store import local_model, resolve_model
 from marlin_agent.onnx_session import open_session
 
 # What a hub name is fetched as: the ONNX export sentence-transformers repositories carry.
@@ -53,20 +54,17 @@ def _onnx_file(folder: Path) -> Path | None:
     return next(iter(sorted(folder.rglob("*.onnx"))), None)
 
 
-class Embedder:
+class Embedder(LoadedOnce):
     """Loads the model on first use; vectors are L2-normalised float32 (cosine = dot product)."""
 
     def __init__(self, model: str, cache: Path, graphs: Path | None = None) -> None:
         """``model``: a hub name or a local folder; ``cache``: where hub models are kept; ``graphs``: where
         the optimised graph is kept between runs (None: optimise on every load)."""
+        super().__init__()
         self.name = model
         self.cache = cache
         self.graphs = graphs
-        self._session = None
         self._dim: int | None = None
-        self._lock = threading.Lock()
-        self._file: Path | None = None
-        self._stamp: tuple[int, int, int] | None = None
         self._memo: OrderedDict[str, np.ndarray] = OrderedDict()
         self._runs: OrderedDict[tuple[str, tuple[int, ...]], np.ndarray] = OrderedDict()
         self._memo_lock = threading.Lock()
@@ -76,40 +74,26 @@ class Embedder:
         return resolve_model(self.name, self.cache, HUB_FILES, HUB_OPTIONAL, what="embedding model",
                              env_var="MARLIN_EMBED_MODEL")
 
-    def load(self) -> None:
-        """Load the model now rather than at its first use (a load under way elsewhere is waited for)."""
-        self._load()
-
-    def _load(self):
-        with self._lock:
-            if self._session is None:
-                try:
-                    from tokenizers import Tokenizer
-                except ImportError as exc:
-                    raise MissingDependency("Search and indexing", "library") from exc
-                folder = self.folder()
-                model_file = _onnx_file(folder)
-                if model_file is None or not (folder / "tokenizer.json").is_file():
-                    raise ModelUnavailable(
-                        f"{folder} holds no ONNX embedding model",
-                        hint="It needs a .onnx file (model.onnx or onnx/model.onnx) and tokenizer.json; "
-                             "sentence-transformers exports one with `model.save(..., backend='onnx')`.")
-                pooling = folder / "1_Pooling" / "config.json"
-                mode = json.loads(pooling.read_text()) if pooling.is_file() else {}
-                self._cls = bool(mode.get("pooling_mode_cls_token")) and not mode.get("pooling_mode_mean_tokens")
-                session = open_session(model_file, self.graphs, what="embedding model")
-                self._file, self._stamp = model_file, file_stamp(model_file)
-                self._inputs = {i.name for i in session.get_inputs()}
-                tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-                tokenizer.enable_truncation(_MAX_TOKENS)
-                tokenizer.enable_padding()
-                self._tokenizer = tokenizer
-                self._session = session
-            return self._session
-
-    def is_current(self) -> bool:
-        """Not loaded yet, or loaded from a file that is still the same on disk."""
-        return self._file is None or file_stamp(self._file) == self._stamp
+    def _open(self):
+        read_tokenizer = tokenizer_type("Search and indexing").from_file  # before the slow load: fail fast
+        folder = self.folder()
+        model_file = _onnx_file(folder)
+        if model_file is None or not (folder / "tokenizer.json").is_file():
+            raise ModelUnavailable(
+                f"{folder} holds no ONNX embedding model",
+                hint="It needs a .onnx file (model.onnx or onnx/model.onnx) and tokenizer.json; "
+                     "sentence-transformers exports one with `model.save(..., backend='onnx')`.")
+        pooling = folder / "1_Pooling" / "config.json"
+        mode = json.loads(pooling.read_text()) if pooling.is_file() else {}
+        self._cls = bool(mode.get("pooling_mode_cls_token")) and not mode.get("pooling_mode_mean_tokens")
+        session = open_session(model_file, self.graphs, what="embedding model")
+        self._opened_from(model_file)
+        self._inputs = {i.name for i in session.get_inputs()}
+        tokenizer = read_tokenizer(str(folder / "tokenizer.json"))
+        tokenizer.enable_truncation(_MAX_TOKENS)
+        tokenizer.enable_padding()
+        self._tokenizer = tokenizer
+        return session
 
     def identity(self) -> str:
         """What the model is, whichever folder or name reaches it: a digest of its ONNX file and tokenizer. A

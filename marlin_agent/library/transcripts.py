@@ -11,7 +11,6 @@ import asyncio
 import hashlib
 import html
 import os
-import threading
 import uuid
 from pathlib import Path
 
@@ -20,6 +19,7 @@ from pydantic import BaseModel
 
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import InputError, MissingDependency, ModelUnavailable, VideoUnreadable
+from marlin_agent.loaded_model import LoadedOnce
 
 SAMPLE_RATE = 16_000
 
@@ -123,18 +123,17 @@ def whisper_repository(name: str) -> str:
         return f"Systran/faster-whisper-{name}"
 
 
-class Transcriber:
+class Transcriber(LoadedOnce):
     """Loads the Whisper model once, on first use, and transcribes whole videos."""
 
     def __init__(self, model: str = "auto", window_seconds: float = 300.0, cache: Path | None = None) -> None:
         """``model``: a size ("base"), a hub repository or a local CTranslate2 folder; ``cache``: where
         downloaded models are kept (the hub's own cache when not given)."""
+        super().__init__()
         self.model_name, self.device, self.compute_type = resolve_whisper_model(model)
         self.window_seconds = window_seconds
         self.cache = cache
         self._folder: Path | str | None = None
-        self._model = None
-        self._lock = threading.Lock()
 
     def folder(self) -> Path | str:
         """The model's folder, downloaded into the cache once; fails fast with no hub and no copy."""
@@ -167,21 +166,14 @@ class Transcriber:
     def label(self) -> str:
         return f"whisper:{Path(self.model_name).name if os.path.isdir(self.model_name) else self.model_name}"
 
-    def load(self) -> None:
-        """Load the model now (a long-running caller, so its first transcript is not the slow one)."""
-        self._load()
-
-    def _load(self):
-        with self._lock:
-            if self._model is None:
-                try:
-                    from faster_whisper import WhisperModel
-                except ImportError as exc:
-                    raise MissingDependency("Transcription", "transcripts") from exc
-                threads = max(1, (os.cpu_count() or 2))
-                self._model = WhisperModel(str(self.folder()), device=self.device, compute_type=self.compute_type,
-                                           cpu_threads=threads)
-            return self._model
+    def _open(self):
+        try:
+            from faster_whisper import WhisperModel
+        except ImportError as exc:
+            raise MissingDependency("Transcription", "transcripts") from exc
+        threads = max(1, (os.cpu_count() or 2))
+        return WhisperModel(str(self.folder()), device=self.device, compute_type=self.compute_type,
+                            cpu_threads=threads)
 
     def transcribe(self, path: Path) -> Transcript:
         """Whisper over the audio, window by window, with times in the video's seconds."""

@@ -27,8 +27,9 @@ from pathlib import Path
 import numpy as np
 
 from marlin_agent.config import Settings, VerifySettings
-from marlin_agent.errors import MissingDependency, ModelUnavailable
-from marlin_agent.model_store import file_stamp, resolve_model
+from marlin_agent.errors import ModelUnavailable
+from marlin_agent.loaded_model import LoadedOnce, tokenizer_type
+from marlin_agent.model_store import resolve_model
 from marlin_agent.onnx_session import open_session, original_length
 
 _CACHE_PAIRS = 4096
@@ -53,60 +54,43 @@ def _label_index(labels: dict[int, str], *words: str) -> int | None:
     return None
 
 
-class EntailmentModel:
+class EntailmentModel(LoadedOnce):
     """Loaded on first use; thread-safe; remembers recent pairs (verification asks the same ones often)."""
 
     def __init__(self, folder: Path, name: str | None = None, graphs: Path | None = None) -> None:
         """``graphs``: where the optimised graph is kept between runs (None: optimise on every load)."""
+        super().__init__()
         self.folder = folder
         self.name = name or folder.name
         self.graphs = graphs
-        self._session = None
-        self._lock = threading.Lock()
         self._scoring = threading.Lock()
         self._memo: OrderedDict[tuple[str, str], Entailment] = OrderedDict()
-        self._file: Path | None = None
-        self._stamp: tuple[int, int, int] | None = None
 
-    def load(self) -> None:
-        """Load the model now rather than at its first use (a load under way elsewhere is waited for)."""
-        self._load()
-
-    def _load(self):
-        with self._lock:
-            if self._session is None:
-                try:
-                    from tokenizers import Tokenizer
-                except ImportError as exc:
-                    raise MissingDependency("Verification", "library") from exc
-                files = sorted(self.folder.rglob("*.onnx"))
-                config_file = self.folder / "config.json"
-                if not files or not (self.folder / "tokenizer.json").is_file() or not config_file.is_file():
-                    raise ModelUnavailable(f"{self.folder} is not an entailment model folder",
-                                           hint="It needs one .onnx file, tokenizer.json and config.json.")
-                config = json.loads(config_file.read_text(encoding="utf-8"))
-                labels = {int(k): v for k, v in config.get("id2label", {}).items()}
-                self._entail = _label_index(labels, "entail")
-                self._contradict = _label_index(labels, "contradict")
-                if self._entail is None:
-                    raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
-                                           hint="Use an NLI model (labels entailment / contradiction / neutral).")
-                self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
-                session = open_session(files[0], self.graphs, threads=1 if _PAIRS_AT_ONCE > 1 else 2,
-                                       what="verification model")
-                self._file, self._stamp = files[0], file_stamp(files[0])
-                self._inputs = {i.name for i in session.get_inputs()}
-                length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
-                tokenizer = Tokenizer.from_file(str(self.folder / "tokenizer.json"))
-                tokenizer.enable_truncation(length)
-                tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
-                self._tokenizer = tokenizer
-                self._session = session
-            return self._session
-
-    def is_current(self) -> bool:
-        """Not loaded yet, or loaded from a file that is still the same on disk."""
-        return self._file is None or file_stamp(self._file) == self._stamp
+    def _open(self):
+        read_tokenizer = tokenizer_type("Verification").from_file  # before the slow load: fail fast
+        files = sorted(self.folder.rglob("*.onnx"))
+        config_file = self.folder / "config.json"
+        if not files or not (self.folder / "tokenizer.json").is_file() or not config_file.is_file():
+            raise ModelUnavailable(f"{self.folder} is not an entailment model folder",
+                                   hint="It needs one .onnx file, tokenizer.json and config.json.")
+        config = json.loads(config_file.read_text(encoding="utf-8"))
+        labels = {int(k): v for k, v in config.get("id2label", {}).items()}
+        self._entail = _label_index(labels, "entail")
+        self._contradict = _label_index(labels, "contradict")
+        if self._entail is None:
+            raise ModelUnavailable(f"{config_file} names no entailment label in id2label",
+                                   hint="Use an NLI model (labels entailment / contradiction / neutral).")
+        self._hypothesis_first = config.get("marlin_pair_order") == "hypothesis_first"
+        session = open_session(files[0], self.graphs, threads=1 if _PAIRS_AT_ONCE > 1 else 2,
+                               what="verification model")
+        self._opened_from(files[0])
+        self._inputs = {i.name for i in session.get_inputs()}
+        length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
+        tokenizer = read_tokenizer(str(self.folder / "tokenizer.json"))
+        tokenizer.enable_truncation(length)
+        tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
+        self._tokenizer = tokenizer
+        return session
 
     def _run(self, pair: tuple[str, str]) -> Entailment:
         """One pair alone, at its own length. Alone, because the int8 exports quantise each batch with
