@@ -215,7 +215,6 @@ class WatchSettings(BaseModel):
     secrets: dict[str, SecretStr] = Field(default_factory=dict)
 
 
-EngineName = Literal["vllm", "sglang", "mlx", "cpu"]
 
 
 class EngineSettings(BaseModel):
@@ -223,7 +222,7 @@ class EngineSettings(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    default: EngineName | None = None
+    default: str | None = None  # an engine's name: vllm, sglang, mlx, cpu or one a package adds
     auto_start: bool = True
     check_platform: bool = True
     host: str = "127.0.0.1"

@@ -456,3 +456,56 @@ def test_stop_never_signals_a_process_that_merely_reuses_the_recorded_pid(tmp_pa
     finally:
         stranger.kill()
         stranger.wait()
+
+
+# A package that adds an engine: its own install requirements and its own server command (here the stand-in's
+# vLLM command line, as a third-party engine would ship a launcher of its own).
+TOY_ENGINE = '''
+from marlin_agent.engines.recipes import MARLIN_MODEL, VLLM_OVERRIDE, Recipe
+
+
+def serve(launch):
+    if launch.model:  # a planner beside Marlin
+        return [str(launch.bin("vllm")), "serve", launch.model, "--enable-auto-tool-choice"]
+    return [str(launch.bin("vllm")), "serve", MARLIN_MODEL, "--hf-overrides", VLLM_OVERRIDE,
+            "--allowed-local-media-path", str(launch.media_dir)]
+
+
+TOY = Recipe("toy", "Toy engine", ("toy-engine",), "any", serve)
+'''
+
+
+def test_an_engine_another_package_adds_is_installed_started_listed_and_stopped_like_the_built_in_ones(
+        tmp_path, monkeypatch, footage):
+    import importlib
+
+    from marlin_agent.engines import recipes
+    from tests.plugins import installed_plugin
+
+    site = installed_plugin(tmp_path, "marlin_toy_engine", TOY_ENGINE,
+                            {"marlin_agent.engines": {"toy": "marlin_toy_engine:TOY"}})
+    monkeypatch.syspath_prepend(str(site))
+    importlib.invalidate_caches()
+    recipes.cache_clear()
+    home = tmp_path / "home"
+    home.mkdir()
+    wheel = build_wheel(tmp_path / "wheel")
+    (home / "config.toml").write_text(
+        f'[engine]\ncheck_platform = false\nstart_timeout = 60.0\ndefault = "toy"\nport = {free_port()}\n'
+        f'[engine.requirements]\ntoy = ["--no-index", {json.dumps(str(wheel))}]\n')
+    env = {"MARLIN_HOME": str(home), "MARLIN_BASE_URL": None}
+    try:
+        installed = invoke(["engine", "install", "--json"], env)
+        assert installed.exit_code == 0, installed.stdout + installed.stderr
+        assert document(installed)["venv"] == str(home / "engines" / "toy" / "venv")
+        started = document(invoke(["engine", "start", "--json"], env))
+        assert started["engine"] == "toy" and started["healthy"] and started["model"] == "NemoStation/Marlin-2B"
+        caption = invoke(["caption", str(footage["short_field"]), "--json"], env)  # no server set: the default
+        assert caption.exit_code == 0, caption.stdout + caption.stderr
+        assert document(caption)["events"][0]["text"] == "a red circle appears"
+        listed = document(invoke(["engine", "status", "--json"], env))["engines"]
+        assert [e["engine"] for e in listed if e["role"] == "marlin"] == ["vllm", "sglang", "mlx", "cpu", "toy"]
+        assert [e["engine"] for e in listed if e["running"]] == ["toy"]
+    finally:
+        assert document(invoke(["engine", "stop", "--json"], env))["stopped"] is True
+        recipes.cache_clear()

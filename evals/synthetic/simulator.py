@@ -35,7 +35,7 @@ FAULTS = (None, "garbage", "error500", "hang", "deny_model")
 
 @dataclass(frozen=True)
 class RequestRecord:
-    kind: str  # caption | find | off_contract | rejected
+    kind: str  # caption | find | off_contract | rejected | the name of a mode a package adds
     prompt: str
     event: str | None
     temperature: float | None
@@ -168,7 +168,11 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
     except (av.FFmpegError, IndexError, ValueError) as exc:
         raise _Rejection(400, f"could not decode the video: {exc}") from exc
     kind, event = answers.classify(prompt)
-    if observation.scene:
+    added = _added_mode(prompt) if kind == "off_contract" else None
+    if added is not None:  # a mode another package registers: answered as that mode says a stand-in answers
+        mode, arguments = added
+        kind, text = mode.name, mode.stand_in(arguments, observation.duration)
+    elif observation.scene:
         text = _realistic_answer(kind, event, observation, observation.key)
     elif kind == "caption":
         text = answers.caption_text(observation, varied=state.wording == "varied")
@@ -196,6 +200,15 @@ def complete(body: dict, state: SimulatorState) -> tuple[dict, RequestRecord]:
                   "total_tokens": observation.frames_sampled * 64 + len(text) // 4},
     }
     return reply, record
+
+
+def _added_mode(prompt: str):
+    """The mode an installed package adds that ``prompt`` belongs to, with its arguments (None: no such mode).
+    Marlin's own two are answered from the scene above, never from the client's registration."""
+    from marlin_agent.marlin.modes import mode_of
+
+    found = mode_of(prompt)
+    return found if found is not None and found[0].name not in ("caption", "find") else None
 
 
 def _realistic_answer(kind: str, event: str | None, observation: Observation, clip_key: str) -> str:

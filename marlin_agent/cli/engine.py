@@ -93,10 +93,10 @@ def stop_command(engine: EngineArg = None, role: RoleOpt = "marlin", as_json: Js
 @engine_app.command("status")
 def status_command(engine: EngineArg = None, as_json: JsonOpt = False) -> None:
     """Which engines are installed and running, where, and whether they answer."""
-    from marlin_agent.engines import RECIPES
+    from marlin_agent.engines import recipes
 
     manager = _manager()
-    names = [engine] if engine else list(RECIPES)
+    names = [engine] if engine else list(recipes())
     statuses = run_blocking(as_json, lambda: [manager.status(n, r) for n in names for r in ("marlin", "planner")
                                        if r == "marlin" or manager.state(n, r) is not None])
     if as_json:

@@ -3,7 +3,7 @@
 from marlin_agent.engines.local import ensure_server, planner_engine, with_local_planner, with_server
 from marlin_agent.engines.machine import Platform, detect_platform
 from marlin_agent.engines.manager import EngineManager, EngineState, EngineStatus
-from marlin_agent.engines.recipes import RECIPES, Launch, recipe
+from marlin_agent.engines.recipes import Launch, recipe, recipes
 
-__all__ = ["RECIPES", "EngineManager", "EngineState", "EngineStatus", "Launch", "Platform", "detect_platform",
-           "ensure_server", "planner_engine", "recipe", "with_local_planner", "with_server"]
+__all__ = ["EngineManager", "EngineState", "EngineStatus", "Launch", "Platform", "detect_platform",
+           "ensure_server", "planner_engine", "recipe", "recipes", "with_local_planner", "with_server"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 from marlin_agent.config import Settings
 from marlin_agent.domain import Say
 from marlin_agent.engines.manager import EngineManager
-from marlin_agent.engines.recipes import RECIPES
+from marlin_agent.engines.recipes import recipes
 from marlin_agent.errors import EngineNotInstalled
 
 # The CPU engine answers one request at a time, each taking minutes: more in flight would only
@@ -51,7 +51,7 @@ def planner_engine(settings: Settings, manager: EngineManager) -> str:
     """The engine that serves the local planner: the chosen one, else the first installed."""
     if settings.engine.default:
         return settings.engine.default
-    for engine in RECIPES:
+    for engine in recipes():
         if manager.installed(engine):
             return engine
     raise EngineNotInstalled("a local planner is configured but no engine is installed to serve it",
@@ -62,7 +62,7 @@ def _with_marlin(settings: Settings, progress: Say | None) -> Settings:
     if settings.server.base_url or not settings.engine.auto_start:
         return settings
     manager = EngineManager(settings)
-    engines = [settings.engine.default] if settings.engine.default else list(RECIPES)
+    engines = [settings.engine.default] if settings.engine.default else list(recipes())
     for engine in engines:  # one already running wins, then the first installed
         state = manager.state(engine)
         if state is not None:

@@ -15,8 +15,10 @@ that leaves room for Marlin, which then takes a share too.
 
 from __future__ import annotations
 
+import functools
 import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -79,10 +81,16 @@ class Source:
 
 @dataclass(frozen=True)
 class Recipe:
+    """One engine: what its environment installs, what it needs of the machine and how it serves.
+
+    ``serve(launch)``: its server's command line up to the address (``--host``/``--port`` and the user's extra
+    arguments are added to it): Marlin when ``launch.model`` is None, else that chat model as a planner."""
+
     name: str
     title: str
     requirements: tuple[str, ...]  # pip arguments for the engine's own environment (after the source build)
     needs: str  # "nvidia" | "apple_silicon" | "any"
+    serve: Callable[[Launch], list[str]]
     marlin_model: str = MARLIN_MODEL
     env: dict[str, str] = field(default_factory=dict)
     source: Source | None = None
@@ -91,7 +99,7 @@ class Recipe:
         return launch.model or self.marlin_model
 
     def command(self, launch: Launch) -> list[str]:
-        return [*_COMMANDS[self.name](launch), "--host", launch.host, "--port", str(launch.port), *launch.extra_args]
+        return [*self.serve(launch), "--host", launch.host, "--port", str(launch.port), *launch.extra_args]
 
 
 def _share(flag: str, launch: Launch) -> list[str]:
@@ -146,25 +154,36 @@ def _cpu(launch: Launch) -> list[str]:
             "--allowed-local-media-path", str(launch.media_dir)]
 
 
-_COMMANDS = {"vllm": _vllm, "sglang": _sglang, "mlx": _mlx, "cpu": _cpu}
+GROUP = "marlin_agent.engines"
 
-RECIPES: dict[str, Recipe] = {
-    "vllm": Recipe("vllm", "vLLM", ("vllm",), "nvidia"),
-    "sglang": Recipe("sglang", "SGLang", ("sglang",), "nvidia"),
+BUILT_IN: dict[str, Recipe] = {
+    "vllm": Recipe("vllm", "vLLM", ("vllm",), "nvidia", _vllm),
+    "sglang": Recipe("sglang", "SGLang", ("sglang",), "nvidia", _sglang),
     # The community port of SGLang's MLX backend that serves Marlin's video input on Apple Silicon,
     # built from its branch; SGLang's Metal notes ask for the newest mlx and mlx-lm afterwards.
-    "mlx": Recipe("mlx", "SGLang MLX port", ("--upgrade", "mlx", "mlx-lm"), "apple_silicon",
+    "mlx": Recipe("mlx", "SGLang MLX port", ("--upgrade", "mlx", "mlx-lm"), "apple_silicon", _mlx,
                   marlin_model=MARLIN_MLX_MODEL, env={"SGLANG_USE_MLX": "1"}, source=Source(MLX_REPOSITORY)),
     # The model card's reference path, for machines with neither: transformers on the CPU
     # (the CPU build of torch; no torchvision, see servers/cpu_server.py).
     "cpu": Recipe("cpu", "transformers (CPU)",
                   ("--extra-index-url", "https://download.pytorch.org/whl/cpu",
-                   "torch", "transformers>=5.5", "av", "pillow", "numpy"), "any"),
+                   "torch", "transformers>=5.5", "av", "pillow", "numpy"), "any", _cpu),
 }
+
+
+@functools.cache
+def recipes() -> dict[str, Recipe]:
+    """Every engine by name: the built-in four, then those installed packages add (``marlin_agent.engines``
+    entry points naming a ``Recipe``)."""
+    from marlin_agent.plugins import added
+
+    extra = {name: found for name, found in added(GROUP, "engine", set(BUILT_IN)).items()
+             if isinstance(found, Recipe)}
+    return {**BUILT_IN, **extra}
 
 
 def recipe(name: str) -> Recipe:
     try:
-        return RECIPES[name]
+        return recipes()[name]
     except KeyError:
-        raise EngineUnknown(f"unknown engine {name!r}") from None
+        raise EngineUnknown(f"unknown engine {name!r}; the engines are {', '.join(recipes())}") from None

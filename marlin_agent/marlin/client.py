@@ -33,8 +33,7 @@ from marlin_agent.errors import (
     ServerTimeout,
     ServerUnavailable,
 )
-from marlin_agent.marlin.parse import is_caption, parse_caption, parse_span
-from marlin_agent.marlin.prompts import CAPTION_PROMPT, find_prompt
+from marlin_agent.marlin.modes import CAPTION, FIND, Mode
 from marlin_agent.marlin.server_kind import detect_non_video_engine
 from marlin_agent.marlin.transport import (
     ChatApi,
@@ -183,19 +182,23 @@ class MarlinClient:
         except TransportError as exc:
             raise await self._translate(exc) from None
 
-    async def caption(self, clip: StagedClip) -> Caption:
-        """Marlin's caption of the clip; an answer that is no caption at all is an error, never stored."""
-        text = await self._ask(clip, CAPTION_PROMPT, self.server.caption_max_tokens)
-        caption = parse_caption(text, clip.chunk.duration)
-        if not is_caption(caption):
+    async def ask(self, clip: StagedClip, mode: Mode, **arguments: str):
+        """Marlin's answer about the clip in ``mode`` (``modes``), read into the mode's result; an answer that
+        is none at all (``mode.usable``) is an error, never stored."""
+        text = await self._ask(clip, mode.prompt(**arguments), mode.max_tokens(self.server))
+        answer = mode.parse(text, clip.chunk.duration)
+        if not mode.usable(answer):
             shown = text.strip()[:300] or "(empty)"
-            raise CaptionUnusable(f"the server's answer is not a caption: {shown}")
-        return caption
+            raise CaptionUnusable(f"the server's answer is not a {mode.name} answer: {shown}")
+        return answer
+
+    async def caption(self, clip: StagedClip) -> Caption:
+        """Marlin's caption of the clip (scene and timed events)."""
+        return await self.ask(clip, CAPTION)
 
     async def ground(self, clip: StagedClip, event: str) -> Span | None:
         """Marlin's span for ``event`` in the clip; ``None`` if its answer held no times."""
-        text = await self._ask(clip, find_prompt(event), self.server.find_max_tokens)
-        return parse_span(text, clip.chunk.duration)
+        return await self.ask(clip, FIND, event=event)
 
     # --- transport -----------------------------------------------------------------------
 

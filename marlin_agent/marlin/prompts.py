@@ -15,7 +15,7 @@ CAPTION_PROMPT = (
     "For each event, give the time range as <start - end> and a short description."
 )
 
-_FIND_TEMPLATE = (
+FIND_TEMPLATE = (
     'Identify the timestamps during which "{event}" takes place. '
     'Output the time range as "From <start> to <end>." (numbers in seconds).'
 )
@@ -38,4 +38,4 @@ def checked_event(event: str) -> str:
 
 def find_prompt(event: str) -> str:
     """The grounding prompt for ``event`` (see ``checked_event``)."""
-    return _FIND_TEMPLATE.replace("{event}", checked_event(event))
+    return FIND_TEMPLATE.replace("{event}", checked_event(event))

@@ -12,7 +12,7 @@ import os
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import (
@@ -31,6 +31,7 @@ from marlin_agent.domain import (
 )
 from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError
 from marlin_agent.marlin.client import MarlinClient
+from marlin_agent.marlin.modes import Mode
 from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
 
@@ -190,6 +191,22 @@ async def caption_video(path: Path, settings: Settings, client: MarlinClient, st
     captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda pair: pair[0].start)]
     return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures,
                         usage=_spent_since(client, before, started))
+
+
+async def ask_over_video(mode: Mode, path: Path, settings: Settings, client: MarlinClient,
+                         arguments: dict[str, str] | None = None, start: float | None = None,
+                         end: float | None = None) -> tuple[list[tuple[Chunk, Any]], list[ChunkFailure]]:
+    """Ask every chunk of the video (or of ``[start, end]``) in ``mode``: (chunk, answer) in time order, in the
+    chunk's own time as the mode reads it, and the chunks that failed. Any registered mode, Marlin's own two
+    included, runs over a video this way."""
+    mode.prompt(**(arguments or {}))  # wrong arguments are refused before any footage is staged
+    video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
+
+    async def ask(clip: StagedClip):
+        return await client.ask(clip, mode, **(arguments or {}))
+
+    answers, failures = await ChunkRunner(video, settings, client).run(chunks_for(video, settings, start, end), ask)
+    return sorted(answers, key=lambda pair: pair[0].start), failures
 
 
 def _rank(candidate: Candidate) -> tuple:
