@@ -33,9 +33,10 @@ from marlin_agent.evaluation import presence
 from marlin_agent.evaluation.presence import PresenceResult
 from marlin_agent.verification.calibration import Calibration
 from marlin_agent.verification.confidence import VERIFIER_KINDS, features
+from marlin_agent.verification.fitting import scorer
 from marlin_agent.verification.journal import JournalEntry, read_journal
 from marlin_agent.verification.signals import SpanTexts
-from marlin_agent.verification.verifier import JUDGE_KIND, Verifier, combined
+from marlin_agent.verification.verifier import Verifier
 
 HOME = Path(".cache/evals/replay")
 SUITE = Path(".cache/evals/suite-12")
@@ -94,14 +95,12 @@ def _calibration(rows: list[PresenceResult], name: str) -> Calibration:
     return Calibration(model=name, weights=fitted.weights, bias=fitted.bias, threshold=fitted.threshold)
 
 
-def _scorer(calibration: Calibration):
-    return lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND}, calibration, c.speech)
 
 
 def outcomes(rows: list[PresenceResult], calibration: Calibration) -> dict[tuple[str, str], bool]:
     """Per question (video, query): is the answer at the threshold right (found on the true span, or not found)?"""
     return {(row.video_id, row.query): right if row.present else not found
-            for row, found, right in presence.decisions_at(rows, calibration.threshold, _scorer(calibration))}
+            for row, found, right in presence.decisions_at(rows, calibration.threshold, scorer(calibration))}
 
 
 def compare(recorded: dict[str, list[PresenceResult]], replayed: dict[str, Replayed]) -> dict:
@@ -110,7 +109,7 @@ def compare(recorded: dict[str, list[PresenceResult]], replayed: dict[str, Repla
     now = _calibration(replayed["calibration"].rows, "replayed")
     report: dict = {"threshold": now.threshold, "bias": now.bias, "weights": now.weights}
     for part, again in replayed.items():
-        figures = presence.presence_report(again.rows, now.threshold, part, score=_scorer(now))
+        figures = presence.presence_report(again.rows, now.threshold, part, score=scorer(now))
         was, is_ = outcomes(recorded[part], before), outcomes(again.rows, now)
         report[part] = {
             "precision": figures.at_threshold.precision, "recall": figures.at_threshold.recall,

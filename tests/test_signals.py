@@ -174,3 +174,58 @@ def test_a_signal_another_package_adds_reads_every_candidate_with_the_weight_it_
     assert done.returncode == 0 and answer["found"], done.stdout + done.stderr
     for moment in answer["moments"] + answer["rejected"]:
         assert "descriptions_here" in {item["kind"] for item in moment["evidence"]}
+
+
+def test_the_verifiers_rules_read_features_by_the_roles_their_signals_declare():
+    from marlin_agent.verification.confidence import feature_kinds, roles
+    from marlin_agent.verification.features import Rule
+
+    declared = roles()
+    assert declared.said == {"transcript"} and declared.outside == {"judge"}
+    assert declared.vetoes == {"lexical_conflict": 0.7, "lexical_none": 1.0}
+    assert declared.read_by == {Rule.DESCRIBED: ("caption_event", "fresh_caption"), Rule.LIKENESS: ("similarity",),
+                                Rule.ACT: ("lexical_action",), Rule.THINGS: ("lexical_thing",)}
+    assert set(feature_kinds()) >= declared.said | declared.outside | set(declared.vetoes)
+
+
+# A signal another package adds that declares its feature's role: text burnt into the picture saying the
+# footage is a rehearsal, which vetoes every moment it lies over.
+REHEARSAL = '''from typing import ClassVar
+
+from marlin_agent.domain import Evidence
+from marlin_agent.verification.features import Feature
+
+
+class Rehearsal:
+    features: ClassVar[tuple[Feature, ...]] = (Feature("rehearsal_card", veto=0.5, weight=0.0),)
+
+    def __init__(self, settings, embed):
+        pass
+
+    def read(self, texts):
+        return [Evidence(kind="rehearsal_card", text="a card reads: rehearsal", start=texts.span[0],
+                         end=texts.span[1], score=1.0)]
+'''
+
+
+def test_a_veto_a_package_signal_declares_keeps_every_moment_under_the_threshold(tmp_path, library_env, footage):
+    import json
+    import os
+    import shutil
+    import subprocess
+    import sys
+
+    from tests.plugins import installed_plugin, with_plugin
+
+    site = installed_plugin(tmp_path, "marlin_rehearsal", REHEARSAL,
+                            {"marlin_agent.signals": {"rehearsal": "marlin_rehearsal:Rehearsal"}})
+    clips = tmp_path / "clips"
+    clips.mkdir()
+    shutil.copy(footage["short_field"], clips / "short_field.mp4")
+    done = subprocess.run([sys.executable, "-m", "marlin_agent", "ask", "when does the red circle appear", "--in",
+                           str(clips), "--no-transcribe", "--json"], env={**os.environ, **with_plugin(library_env, site)},
+                          capture_output=True, text=True, timeout=300)
+    answer = json.loads(done.stdout)
+    assert done.returncode == 0 and not answer["found"], done.stdout + done.stderr
+    assert answer["rejected"] and all(m["confidence"] < 0.5 for m in answer["rejected"])
+    assert all("rehearsal_card" in {e["kind"] for e in m["evidence"]} for m in answer["rejected"])

@@ -8,28 +8,60 @@ calibration suite); the shipped ones are in configs/default.toml under ``[verify
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
 from marlin_agent.domain import Evidence
-from marlin_agent.verification.signals import signal_kinds
+from marlin_agent.verification.features import Feature, Role, Rule
+from marlin_agent.verification.signals import signal_features
 
-# Evidence the verifier adds itself (it needs Marlin or the planner LLM), besides the registered signals'.
-VERIFIER_KINDS = ("regrounding", "judge")
+# Evidence the verifier adds itself (it needs Marlin or the planner LLM), besides the registered signals':
+# where Marlin grounds the event again around the span, and the judge model's verdict on a fresh caption.
+VERIFIER_FEATURES = (Feature("regrounding"), Feature("judge", Role.OUTSIDE))
+VERIFIER_KINDS = tuple(found.name for found in VERIFIER_FEATURES)
+
+
+def all_features() -> tuple[Feature, ...]:
+    """Every feature that enters the confidence: the signals' and the verifier's own."""
+    return (*signal_features(), *VERIFIER_FEATURES)
 
 
 def feature_kinds() -> tuple[str, ...]:
     """Every kind of evidence that enters the confidence: the signals' and the verifier's own."""
-    return (*signal_kinds(), *VERIFIER_KINDS)
+    return tuple(found.name for found in all_features())
+
+
+@dataclass(frozen=True)
+class Roles:
+    """The features by what the verifier's rules ask of them (see ``features``)."""
+
+    said: frozenset[str]
+    outside: frozenset[str]
+    vetoes: dict[str, float]
+    read_by: dict[Rule, tuple[str, ...]]
+
+
+@functools.cache
+def roles() -> Roles:
+    """The roles of every feature, read once per process (a package's signals included)."""
+    declared = all_features()
+    return Roles(said=frozenset(f.name for f in declared if f.role is Role.SAID),
+                 outside=frozenset(f.name for f in declared if f.role is Role.OUTSIDE),
+                 vetoes={f.name: f.veto for f in declared if f.veto is not None},
+                 read_by={rule: tuple(f.name for f in declared if rule in f.rules) for rule in Rule})
 
 
 def features(evidence: list[Evidence]) -> dict[str, float]:
-    """Each kind's best score; ``grounding`` (where the span came from) is a note, not a feature."""
+    """Each kind's best score; ``grounding`` (where the span came from) is a note, not a feature. A verdict from
+    outside the footage enters as 2·score − 1."""
+    outside = roles().outside
     found: dict[str, float] = {}
     for item in evidence:
         if item.kind != "grounding":
-            value = 2 * item.score - 1 if item.kind == "judge" else item.score
+            value = 2 * item.score - 1 if item.kind in outside else item.score
             found[item.kind] = max(found.get(item.kind, value), value)
     return found
 

@@ -13,9 +13,9 @@ from __future__ import annotations
 from pydantic import BaseModel
 
 from marlin_agent.verification.calibration import Calibration
-from marlin_agent.verification.confidence import feature_kinds, fit
+from marlin_agent.verification.confidence import feature_kinds, fit, roles
 from marlin_agent.verification.signals import declared_weights
-from marlin_agent.verification.verifier import JUDGE_KIND, combined
+from marlin_agent.verification.verifier import combined
 
 # A fit's threshold is the one with the best F1 averaged over resamples of the calibration questions
 # (see steady_threshold), among those whose found answers are right at least this often there. A guard
@@ -138,23 +138,27 @@ def auc(right: list[float], wrong: list[float]) -> float:
 
 
 def scorer(calibration: Calibration):
-    """A candidate's confidence under ``calibration``, as a pipeline run scores it (no judge)."""
-    return lambda c: combined({k: v for k, v in c.features.items() if k != JUDGE_KIND}, calibration, c.speech)
+    """A candidate's confidence under ``calibration``, as a pipeline run scores it (no judge: nothing from outside
+    the footage's texts)."""
+    outside = roles().outside
+    return lambda c: combined({k: v for k, v in c.features.items() if k not in outside}, calibration, c.speech)
 
 
 def fit_calibration(questions: list[FitQuestion]) -> Fit:
     """Weights, bias and threshold learned from every candidate of ``questions``."""
     samples = [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
-    # The judge is fitted last, on top of the rest: a pipeline run has none, and the threshold must
-    # hold without it (with one, it can only lower a confidence).
-    kinds = tuple(k for k in feature_kinds() if k != JUDGE_KIND and any(k in f for f, _ in samples))
+    # A verdict from outside the footage's texts (the judge) is fitted last, on top of the rest: a pipeline run
+    # has none, and the threshold must hold without it.
+    outside = roles().outside
+    kinds = tuple(k for k in feature_kinds() if k not in outside and any(k in f for f, _ in samples))
     weights, bias = fit([f for f, _ in samples], [label for _, label in samples], kinds)
-    judged = [(f, label) for f, label in samples if JUDGE_KIND in f]
-    if judged:
-        offsets = [bias + sum(weights.get(k, 0.0) * v for k, v in f.items()) for f, _ in judged]
-        judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (JUDGE_KIND,), offsets=offsets,
-                       with_bias=False)
-        weights[JUDGE_KIND] = max(0.0, judge[JUDGE_KIND])  # a judge that says "no" to right spans gets no say
+    for kind in sorted(outside):
+        judged = [(f, label) for f, label in samples if kind in f]
+        if judged:
+            offsets = [bias + sum(weights.get(k, 0.0) * v for k, v in f.items() if k not in outside) for f, _ in judged]
+            judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (kind,), offsets=offsets,
+                           with_bias=False)
+            weights[kind] = max(0.0, judge[kind])  # a judge that says "no" to right spans gets no say
     # A kind that never occurred in these candidates is written as 0: it moved no confidence the fit measured, and a
     # table names every kind (a kind left out is refused when the table is read).
     # (A package's signal that never spoke keeps the weight it brings.)

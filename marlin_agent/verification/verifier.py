@@ -39,29 +39,26 @@ from typing import Any
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
-from marlin_agent.verification.confidence import confidence_of, features
+from marlin_agent.verification.confidence import confidence_of, features, roles
 from marlin_agent.verification.entailment import model_folder
+from marlin_agent.verification.features import Rule
 from marlin_agent.verification.instructions import INSTRUCTIONS_KIND, addressed, described
 from marlin_agent.verification.journal import Journal, Logged
-from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals, signal_vetoes
+from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals
 
 # A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
 # layer) and says whether the event is in it: (score in 0..1, a one-line reason).
 Judge = Callable[[str, Any], Awaitable[tuple[float, str]]]
 
-# Evidence that comes from speech, and from outside the footage.
-SPEECH_KINDS = frozenset({"transcript"})
-JUDGE_KIND = "judge"
 # Speech may lift a seen event over the threshold only when what is seen comes this close on its own.
 SPEECH_MARGIN = 0.1
-# Evidence a signal declares a veto (see signals.signal_vetoes) keeps a moment this far under the threshold.
+# Evidence a signal declares a veto (``Feature.veto``) keeps a moment this far under the threshold.
 CONTRADICTED_MARGIN = 0.05
-# The entailment model's reading of the descriptions over a span, and the level under which it does not
-# read the event there.
-ENTAILED_KINDS = ("caption_event", "fresh_caption")
+# The level of the entailment model's reading of the descriptions over a span (``Rule.DESCRIBED``) under which
+# it does not read the event there.
 UNREAD = 0.5
-# The similarity signal's score under which a description hardly reads like the event (MiniLM cosine about
-# 0.51): an entailment model's "yes" there does not make an act no word says.
+# The likeness (``Rule.LIKENESS``: the similarity signal's score) under which a description hardly reads like
+# the event (MiniLM cosine about 0.51): an entailment model's "yes" there does not make an act no word says.
 UNLIKE = 0.3
 
 
@@ -70,44 +67,50 @@ def about_speech(question: str) -> bool:
     return bool(SPEECH_VERB.search(question))
 
 
-def unsaid(found: dict[str, float], part: str) -> bool:
-    """The part of the event a lexical kind measures (``lexical_action``: the act, "slices";
-    ``lexical_thing``: the things, "a motorbike", "the crowd") is said by no description over the span,
-    in words or in meaning: another moment of the same scene, or of another."""
-    if found.get(part) != 0.0:
+def _likeness(found: dict[str, float]) -> float | None:
+    """How much a description over the span reads like the event (None: nothing measured it)."""
+    measured = [found[kind] for kind in roles().read_by[Rule.LIKENESS] if kind in found]
+    return max(measured) if measured else None
+
+
+def unsaid(found: dict[str, float], part: Rule) -> bool:
+    """The part of the event a feature read by ``part`` measures (``Rule.ACT``: the act, "slices";
+    ``Rule.THINGS``: the things, "a motorbike", "the crowd") is said by no description over the span, in words
+    or in meaning: another moment of the same scene, or of another."""
+    if not any(found.get(kind) == 0.0 for kind in roles().read_by[part]):
         return False
-    read = max(found.get(kind, 0.0) for kind in ENTAILED_KINDS) >= UNREAD
-    unlike = "similarity" in found and found["similarity"] < UNLIKE
-    return not read or unlike
+    read = max((found.get(kind, 0.0) for kind in roles().read_by[Rule.DESCRIBED]), default=0.0) >= UNREAD
+    likeness = _likeness(found)
+    return not read or (likeness is not None and likeness < UNLIKE)
 
 
 def said_nowhere(found: dict[str, float]) -> bool:
     """The act or the things the event names are said nowhere over the span (see ``unsaid``)."""
-    return unsaid(found, "lexical_action") or unsaid(found, "lexical_thing")
+    return unsaid(found, Rule.ACT) or unsaid(found, Rule.THINGS)
 
 
 def judge_may_lift(found: dict[str, float]) -> bool:
     """Where a judge's "yes" may raise a confidence: a description over the span already reads like the event
     (as the act rule asks), and no text there spoke to its reader."""
-    return found.get("similarity", 0.0) >= UNLIKE and INSTRUCTIONS_KIND not in found
+    return (_likeness(found) or 0.0) >= UNLIKE and INSTRUCTIONS_KIND not in found
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False,
              judge_lifts: bool = False) -> float:
     """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes or, with
     ``judge_lifts``, also lifts where ``judge_may_lift``)."""
-    weights, bias = calibration.weights, calibration.bias
-    everything = confidence_of({k: v for k, v in found.items() if k != JUDGE_KIND}, weights, bias)
+    weights, bias, kinds = calibration.weights, calibration.bias, roles()
+    everything = confidence_of({k: v for k, v in found.items() if k not in kinds.outside}, weights, bias)
     decided = everything
     if not speech_question:
-        seen = confidence_of({k: v for k, v in found.items() if k not in SPEECH_KINDS and k != JUDGE_KIND},
+        seen = confidence_of({k: v for k, v in found.items() if k not in kinds.said and k not in kinds.outside},
                              weights, bias)
         if seen < calibration.threshold - SPEECH_MARGIN:
             decided = min(everything, seen)
-    if JUDGE_KIND in found:
+    if kinds.outside & found.keys():
         judged = confidence_of(found, weights, bias)
         decided = judged if judge_lifts and judge_may_lift(found) and judged > decided else min(decided, judged)
-    if any(found.get(kind, 0.0) >= level for kind, level in signal_vetoes().items()) or said_nowhere(found):
+    if any(found.get(kind, 0.0) >= level for kind, level in kinds.vetoes.items()) or said_nowhere(found):
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
     return decided
 

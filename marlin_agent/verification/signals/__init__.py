@@ -1,8 +1,9 @@
 """Signals: each reads what is said about a span and gives evidence for or against the asked event.
 
-A signal is a class in a module of this package, registered with ``@signal``: its ``kinds``
-(the evidence it gives, each a feature with its own weight under ``[verify.weights]``) and a
-``read(texts)`` that turns a span's texts into evidence. The verifier finds every signal here
+A signal is a class in a module of this package, registered with ``@signal``: its ``features``
+(the kinds of evidence it gives, each a feature with its own weight under ``[verify.weights]``, its
+role and the rules that read it: ``verification.features``) and a ``read(texts)`` that turns a span's
+texts into evidence. The verifier finds every signal here
 by itself, so adding one is its module and its weights, nothing else. Signals that need a
 model get it from the settings they are built with, and load it once per process.
 
@@ -24,6 +25,7 @@ import numpy as np
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import Entailment
+from marlin_agent.verification.features import Feature, of_signal
 from marlin_agent.verification.spans import iou, overlap_credit
 
 
@@ -90,14 +92,13 @@ class SpanTexts:
 
 class Signal(Protocol):
     """A reading of a span's texts into evidence. Built in, a module of this package decorated with ``signal``;
-    from another package, a class named by an entry point in ``ENTRY_POINT_GROUP``, with ``weights`` for its
-    kinds (no shipped calibration knows them). It is made with the settings and the embedder."""
+    from another package, a class named by an entry point in ``ENTRY_POINT_GROUP``, whose features carry a
+    ``weight`` (no shipped calibration knows them). It is made with the settings and the embedder.
 
-    kinds: ClassVar[tuple[str, ...]]
-    # Optional: kinds whose score at or above the level means "this contradicts the event" (a veto).
-    vetoes: ClassVar[dict[str, float]]
-    # A package's signal: the weight of each of its kinds where a calibration names none.
-    weights: ClassVar[dict[str, float]]
+    A package's signal may instead name plain ``kinds``, with ``vetoes`` and ``weights`` by kind: each is then a
+    seen feature (``features.of_signal``)."""
+
+    features: ClassVar[tuple[Feature, ...]]
 
     def read(self, texts: SpanTexts) -> list[Evidence]: ...
 
@@ -107,8 +108,8 @@ ENTRY_POINT_GROUP = "marlin_agent.signals"
 
 
 def signal(cls: type) -> type:
-    """Register a signal class (its ``kinds`` must be new)."""
-    for kind in cls.kinds:
+    """Register a signal class (the kinds of its features must be new)."""
+    for kind in (found.name for found in of_signal(cls)):
         if kind in _REGISTRY and _REGISTRY[kind] is not cls:
             raise ValueError(f"evidence kind {kind!r} is given by {_REGISTRY[kind].__name__} already")
         _REGISTRY[kind] = cls
@@ -141,20 +142,20 @@ def _added() -> tuple[type, ...]:
     return tuple(classes)
 
 
+def signal_features() -> tuple[Feature, ...]:
+    """The features the registered signals give, in their order."""
+    return tuple(found for cls in registered() for found in of_signal(cls))
+
+
 def declared_weights() -> dict[str, float]:
-    """The weights signals that come with their own give their kinds (a package's signal), used where a
+    """The weights signals that come with their own give their features (a package's signal), used where a
     calibration names none for them."""
-    return {kind: weight for cls in registered() for kind, weight in getattr(cls, "weights", {}).items()}
+    return {found.name: found.weight for found in signal_features() if found.weight is not None}
 
 
 def signal_kinds() -> tuple[str, ...]:
     """The evidence kinds the registered signals give."""
-    return tuple(kind for cls in registered() for kind in cls.kinds)
-
-
-def signal_vetoes() -> dict[str, float]:
-    """Kinds of evidence that contradict the event outright at or above a score (a signal's ``vetoes``)."""
-    return {kind: level for cls in registered() for kind, level in getattr(cls, "vetoes", {}).items()}
+    return tuple(found.name for found in signal_features())
 
 
 def build_signals(settings: Settings, embed: Embed) -> list[Signal]:

@@ -23,6 +23,7 @@ from typing import ClassVar
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
+from marlin_agent.verification.features import Feature, Rule
 from marlin_agent.verification.signals import Embed, SpanTexts, Timed, signal
 from marlin_agent.verification.spans import iou
 from marlin_agent.verification.wordnet import WordNet, open_wordnet
@@ -603,12 +604,13 @@ class Lexical:
     (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
     one is not there."""
 
-    kinds: ClassVar[tuple[str, ...]] = ("lexical", "lexical_conflict", "lexical_swap", "lexical_best",
-                                        "lexical_none", "lexical_action", "lexical_thing")
     # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
     # negation (0.7); close kin (0.6) only weighs against. So does a description that says none of the
     # asked words: whatever a small model reads into it, nothing there is what was asked.
-    vetoes: ClassVar[dict[str, float]] = {"lexical_conflict": 0.7, "lexical_none": 1.0}
+    features: ClassVar[tuple[Feature, ...]] = (
+        Feature("lexical"), Feature("lexical_conflict", veto=0.7), Feature("lexical_swap"), Feature("lexical_best"),
+        Feature("lexical_none", veto=1.0), Feature("lexical_action", rules=frozenset({Rule.ACT})),
+        Feature("lexical_thing", rules=frozenset({Rule.THINGS})))
 
     def __init__(self, settings: Settings, embed: Embed) -> None:
         self.settings = settings

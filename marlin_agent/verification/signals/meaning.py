@@ -12,6 +12,7 @@ from typing import ClassVar
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.entailment import entailment_model
+from marlin_agent.verification.features import Feature, Role, Rule
 from marlin_agent.verification.signals import (
     Embed,
     SpanTexts,
@@ -25,7 +26,10 @@ from marlin_agent.verification.signals import (
 
 @signal
 class Entailed:
-    kinds: ClassVar[tuple[str, ...]] = ("caption_event", "fresh_caption", "transcript", "contradiction", "best_match")
+    features: ClassVar[tuple[Feature, ...]] = (
+        Feature("caption_event", rules=frozenset({Rule.DESCRIBED})),
+        Feature("fresh_caption", rules=frozenset({Rule.DESCRIBED})),
+        Feature("transcript", Role.SAID), Feature("contradiction"), Feature("best_match"))
 
     def __init__(self, settings: Settings, embed: Embed) -> None:
         self.settings = settings

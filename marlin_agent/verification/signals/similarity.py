@@ -16,6 +16,7 @@ import numpy as np
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
+from marlin_agent.verification.features import Feature, Rule
 from marlin_agent.verification.signals import Embed, Encoder, SpanTexts, Timed, signal
 from marlin_agent.verification.spans import overlap_credit
 
@@ -55,7 +56,7 @@ def text_evidence(kind: str, span: tuple[float, float], rows: list[Timed],
 
 @signal
 class Similar:
-    kinds: ClassVar[tuple[str, ...]] = ("similarity",)
+    features: ClassVar[tuple[Feature, ...]] = (Feature("similarity", rules=frozenset({Rule.LIKENESS})),)
 
     def __init__(self, settings: Settings, embed: Embed) -> None:
         self.encoder = embed
