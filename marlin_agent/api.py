@@ -15,13 +15,16 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import threading
 from collections.abc import AsyncIterator, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
-from marlin_agent.app.capabilities import BY_NAME, CAPABILITIES
+from pydantic import TypeAdapter, ValidationError
+
+from marlin_agent.app.capabilities import BY_NAME, CAPABILITIES, job_options
 from marlin_agent.app.capability import Capability, Param, Role, Run
-from marlin_agent.config import FLAG_SETTINGS, Settings, load_settings
+from marlin_agent.config import FLAG_SETTINGS, Settings, load_settings, with_values
 from marlin_agent.errors import InputError
 
 
@@ -32,8 +35,6 @@ def _sources(sources: str | Path | list[str | Path]) -> list[str]:
 def _taken(param: Param, value: Any) -> Any:
     """A caller's value as the capability takes it: footage as a list of strings, files as paths, every
     constraint of the declaration checked."""
-    from pydantic import TypeAdapter, ValidationError
-
     if value is None or param.role is Role.SCHEMA:  # a schema may also be a pydantic model class here
         return value
     if param.role is Role.SOURCES:
@@ -113,8 +114,6 @@ class VideoAgent:
         ``output`` as they land and yielded as validated objects: instances of the model class when one was given,
         dicts otherwise. Rows that fail validation are written, not yielded. ``model`` is a pydantic-ai model to
         fill with instead of the configured planner. The parameters are the ``extract`` capability's."""
-        from marlin_agent.app.capabilities import job_options
-        from marlin_agent.config import with_values
         from marlin_agent.extraction.job import rows_of
 
         capability = BY_NAME["extract"]
@@ -158,7 +157,6 @@ class VideoAgent:
         targets (https://…, mqtt://…, cmd:…); closing the generator stops the watch cleanly, and the
         next watch over the same sources resumes where this one stopped."""
         import queue
-        import threading
 
         events: queue.Queue = queue.Queue()
         ready: dict[str, Any] = {}

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import re
 import tomllib
+import urllib.parse
 from collections.abc import Mapping
 from contextvars import ContextVar
 from pathlib import Path
@@ -370,8 +371,6 @@ def expand_secrets(text: str, settings: Settings, env: Mapping[str, str] | None 
 def refuse_written_password(url: str, what: str, example: str) -> None:
     """A password in ``url`` must be a ``${NAME}``: written out, it would sit in the shell's history, the
     process list and a watch's stored state."""
-    import urllib.parse
-
     password = urllib.parse.urlsplit(url).password
     if password and not secret_names(urllib.parse.unquote(password)):
         raise ConfigError(f"{what} password was written on the command line",

@@ -78,6 +78,15 @@ def test_importing_the_package_or_the_cli_loads_no_heavy_dependency():
     assert loaded.stdout.strip() == "[]"
 
 
+def test_an_import_is_deferred_into_a_function_only_where_it_saves_loading_something():
+    """A function-level import that its module loads at start anyway saves nothing and hides a dependency: it
+    belongs at the top. (Deferred imports that do save something, an extra or a heavy module a front door need
+    not load, stay where they are.)"""
+    from tests.import_placement import wasted_deferrals
+
+    assert wasted_deferrals(Path(marlin_agent.__file__).parent) == []
+
+
 def test_the_import_contracts_hold():
     """Layers point one way, the planners stay independent, and no sibling modules form a cycle."""
     lint_imports = Path(sys.executable).with_name("lint-imports")  # the command .ci/run runs too

@@ -17,6 +17,7 @@ from pathlib import Path
 from marlin_agent.config import Settings
 from marlin_agent.domain import Answer, Moment, Usage
 from marlin_agent.errors import EmptyQuery, InputError, MarlinAgentError, OutputNotOurs
+from marlin_agent.indexing.reports import IndexProgress
 from marlin_agent.indexing.run import index_inputs
 from marlin_agent.library.access import open_library
 from marlin_agent.marlin.client import MarlinClient
@@ -34,7 +35,6 @@ def _fit_progress(on_progress):
     """The fit's progress shown as the indexing display shows a video's: one bar, labelled for what it is."""
     if on_progress is None:
         return None
-    from marlin_agent.indexing.reports import IndexProgress
 
     return lambda done, total: on_progress(IndexProgress(video="fitting verification to its model", video_done=done,
                                                          video_total=total, overall_done=0, overall_total=0))

@@ -18,6 +18,7 @@ from pydantic import Field
 from marlin_agent.app.capability import Capability, Role, Run
 from marlin_agent.app.warm import EMBEDDER, ENTAILMENT
 from marlin_agent.config import with_values
+from marlin_agent.file_names import safe_stem
 
 # The parameters several capabilities share, described once.
 Sources = Annotated[list[str], Role.SOURCES, Field(
@@ -160,7 +161,6 @@ def _extraction(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
     this job's own, or a custom schema with no LLM to fill it is refused at once."""
     from marlin_agent.extraction.job import check_output, claim, filling_model
     from marlin_agent.extraction.schema import load_schema
-    from marlin_agent.file_names import safe_stem
 
     # A caller confined to roots gives a schema whose $refs stay inside it; the command line may name files beside.
     loaded = load_schema(arguments["schema"], files_beside=not run.confined)

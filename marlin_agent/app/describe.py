@@ -24,7 +24,7 @@ from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Caption, Chunk, ChunkFailure, VideoCaption, VideoInfo
 from marlin_agent.errors import MarlinAgentError, TimeLimitReached
-from marlin_agent.library.transcripts import TranscriptLine
+from marlin_agent.library.transcripts import TranscriptLine, speech_of
 
 # OpenClaw's video hook keeps 500 characters unless its maxChars says more, and gives a
 # command 120 s; the limit leaves room for starting up and for what is said.
@@ -110,8 +110,6 @@ class _Hearing:
     (a daemon thread: a process that is done does not wait for Whisper either)."""
 
     def __init__(self, video: VideoInfo, settings: Settings, warn) -> None:
-        from marlin_agent.library.transcripts import speech_of
-
         self.lines: list[TranscriptLine] | None = None
         self._done = threading.Event()
         self.finished = False

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from pathlib import Path
 from typing import Annotated, Literal, Optional
 
@@ -42,8 +43,6 @@ def _runs(settings) -> Path:
 
 def _record(results: Path | None, settings, name: str, figures: dict, kind: str, **about) -> Path:
     """Add the run's row to the results table, labelled with what served it; say where."""
-    import asyncio
-
     from marlin_agent.evaluation.results import record, results_dir, server_label
 
     folder = results_dir(settings, results)

@@ -10,6 +10,7 @@ import typer
 
 from marlin_agent.cli.commands import Invocation
 from marlin_agent.cli.options import EndpointsOpt, RayOpt, ShardOpt, WorkersOpt, ray_endpoints
+from marlin_agent.config import with_values
 from marlin_agent.errors import exit_code_for
 
 
@@ -132,7 +133,6 @@ def extract_modes(
 
     async def on_ray(run, arguments):
         from marlin_agent.app.capabilities import job_options
-        from marlin_agent.config import with_values
         from marlin_agent.scale.extract_on_ray import extract_on_ray
 
         settings = with_values(run.settings, {"planner.model": arguments["planner"]})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated
 
 import typer
@@ -12,6 +13,7 @@ from marlin_agent.cli.commands import Spelling, command
 from marlin_agent.cli.options import (
     CommandApp,
 )
+from marlin_agent.config import default_home
 from marlin_agent.version import __version__
 
 app = CommandApp(
@@ -35,9 +37,6 @@ def main(
         "--version", callback=_version, is_eager=True, help="Show the version.")] = False,
 ) -> None:
     """Ask questions of your footage with Marlin-2B."""
-    import os
-
-    from marlin_agent.config import default_home
     from marlin_agent.private_files import keep_private
 
     keep_private(default_home(os.environ))

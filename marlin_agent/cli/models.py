@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from typing import Annotated, Optional
 
 import typer
@@ -20,8 +21,6 @@ models_app = CommandApp(help="The embedding, verification and speech models: fet
 def pull_command(no_transcribe: NoTranscribeOpt = False, as_json: JsonOpt = False,
                  quiet: Annotated[bool, typer.Option("--quiet", help="No download progress bars.")] = False) -> None:
     """Download every model search, verification and transcription use, so later runs work offline."""
-    import os
-
     from marlin_agent.setup.models import pull_models, record_model_folders
 
     if quiet:

@@ -27,6 +27,7 @@ from marlin_agent.errors import MarlinAgentError, VideoUnreadable
 from marlin_agent.evaluation.log import QueryLog, write_json
 from marlin_agent.evaluation.metrics import NO_PREDICTION, GroundingScores, grounding_scores, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, ResultsFile, find_video, first_span, split_key
+from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.marlin.parse import strip_think
 
 Mode = Literal["raw", "agent"]
@@ -113,7 +114,6 @@ async def run_grounding(items: list[GroundingItem], videos: Path, settings: Sett
                         rounding: Rounding = "none") -> GroundingReport:
     """Predict every query (resuming from ``out/per_query.jsonl``) and score the lot."""
     from marlin_agent.app.ask import find_verify_session
-    from marlin_agent.marlin.client import MarlinClient
 
     log = QueryLog(out / "per_query.jsonl", QueryResult)
     done = {(r.video_id, r.query, tuple(r.gt)): r for r in log.done().values()}

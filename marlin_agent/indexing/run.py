@@ -23,6 +23,7 @@ from marlin_agent.library.access import open_library
 from marlin_agent.library.health import left_after_repair, repair
 from marlin_agent.library.store import Library
 from marlin_agent.library.transcripts import Transcriber, transcriber_for
+from marlin_agent.marlin.client import MarlinClient
 from marlin_agent.media.address_guard import internal
 from marlin_agent.media.download import download_url
 from marlin_agent.media.sources import ResolvedSources, require_videos, resolve_sources
@@ -71,7 +72,6 @@ async def index_inputs(inputs: list[str], settings: Settings, library: Library |
     # than after the first Marlin answers. (Whisper's, once a video turns out to need a transcript.)
     await asyncio.to_thread(library.embedder.folder)
     resolved = await asyncio.to_thread(resolve, inputs, settings)
-    from marlin_agent.marlin.client import MarlinClient
 
     client = MarlinClient(settings.server) if settings.server.base_url else None
     # Shards of one job write disjoint rows, so they must not wait for each other's lock.

@@ -14,6 +14,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+import numpy as np
 from pydantic import BaseModel
 
 from marlin_agent.library.protocol import TABLES
@@ -47,8 +48,6 @@ class IndexHealth(BaseModel):
 def _read_whole(table) -> str | None:
     """Why ``table`` (at its checked-out version) does not read cleanly; None when it does. Read in
     batches: a big index is checked without holding it in memory."""
-    import numpy as np
-
     rows = 0
     try:
         for batch in table.search().limit(None).to_batches(_BATCH):

@@ -8,6 +8,7 @@ Writes are merges on ``id``; every write makes a table version, pruned by ``opti
 
 from __future__ import annotations
 
+import re
 import shutil
 import threading
 import warnings
@@ -67,8 +68,6 @@ def _import_lancedb():
 
 def _store_reason(exc: Exception) -> str:
     """The part of an object store's error a user can act on (its own message is a Rust debug dump)."""
-    import re
-
     text = str(exc)
     code = re.search(r"<Code>([^<]+)</Code>", text)
     if code:

@@ -20,6 +20,7 @@ from pydantic import BaseModel
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import InputError, MissingDependency, ModelUnavailable, VideoUnreadable
 from marlin_agent.loaded_model import LoadedOnce
+from marlin_agent.model_store import local_model, resolve_model
 
 SAMPLE_RATE = 16_000
 
@@ -141,8 +142,6 @@ class Transcriber(LoadedOnce):
             if os.path.isdir(self.model_name) or self.cache is None:
                 self._folder = self.model_name
             else:
-                from marlin_agent.model_store import resolve_model
-
                 try:
                     self._folder = resolve_model(
                         whisper_repository(self.model_name), self.cache, _WHISPER_FILES, _WHISPER_OPTIONAL,
@@ -158,7 +157,6 @@ class Transcriber(LoadedOnce):
             return Path(self.model_name)
         if self.cache is None:
             return None
-        from marlin_agent.model_store import local_model
 
         return local_model(whisper_repository(self.model_name), self.cache, _WHISPER_FILES)
 

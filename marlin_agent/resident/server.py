@@ -20,6 +20,7 @@ import time
 import warnings
 from pathlib import Path
 
+import marlin_agent
 from marlin_agent.resident import exit_now
 from marlin_agent.resident.client import (
     _HEADER,
@@ -488,7 +489,6 @@ class _Resident:
 
 def main() -> None:
     key, root = sys.argv[1], sys.argv[2]
-    import marlin_agent
 
     # The same code as the caller's, or nothing: a different checkout on the path would serve other code.
     if Path(marlin_agent.__file__).resolve().parent != Path(root).resolve():

@@ -24,6 +24,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import ConfigError
+from marlin_agent.redaction import remember
 from marlin_agent.serve.statuses import error_response
 
 COOKIE = "marlin_token"
@@ -49,7 +50,6 @@ def stored_token(settings: Settings) -> tuple[str, bool]:
     ``[serve] token`` when set, else a new one written into credentials.toml (user-only)."""
     if settings.serve.token is not None and settings.serve.token.get_secret_value():
         return settings.serve.token.get_secret_value(), False
-    from marlin_agent.redaction import remember
     from marlin_agent.setup.user_config import update
 
     token = secrets.token_urlsafe(32)

@@ -22,11 +22,19 @@ from pydantic import BaseModel
 
 from marlin_agent.domain import ChunkProgress
 from marlin_agent.resources import data_path
-from marlin_agent.verification.calibration import Calibration, shipped_calibrations, write_calibration
+from marlin_agent.verification.calibration import (
+    Calibration,
+    calibration_for,
+    onnx_fingerprint,
+    shipped_calibrations,
+    write_calibration,
+)
 from marlin_agent.verification.confidence import VERIFIER_KINDS, features
-from marlin_agent.verification.fitting import FitCandidate, FitQuestion, fit_calibration
+from marlin_agent.verification.entailment import model_folder
+from marlin_agent.verification.fitting import FitCandidate, FitQuestion, decided, fit_calibration, point, scorer
 from marlin_agent.verification.journal import Logged
 from marlin_agent.verification.signals import SpanTexts
+from marlin_agent.verification.verifier import Verifier
 
 SET_FILE = "configs/calibration-set.json.gz"
 # Fits made on this machine, by model hash, in the calibrations file format.
@@ -128,10 +136,6 @@ def ensure_fitted(settings, embed, progress: ChunkProgress | None = None) -> Cal
     ``embed``: the sentence embedder the similarity signal reads with (the library's). The fit reads the
     shipped set with the same signals a run uses (well under a minute on two cores), and is stored by the
     model's hash, so it is made once per model and machine."""
-    from marlin_agent.verification.calibration import calibration_for, onnx_fingerprint
-    from marlin_agent.verification.entailment import model_folder
-    from marlin_agent.verification.verifier import Verifier
-
     folder = model_folder(settings.verify, settings.cache_dir)
     current = calibration_for(settings, folder)
     if current.source != "priors":
@@ -145,6 +149,4 @@ def ensure_fitted(settings, embed, progress: ChunkProgress | None = None) -> Cal
 
 def figures_at(questions: list[FitQuestion], calibration: Calibration):
     """Precision, recall and F1 of ``questions`` answered under ``calibration`` (a pipeline's, without a judge)."""
-    from marlin_agent.verification.fitting import decided, point, scorer
-
     return point(decided(questions, calibration.threshold, scorer(calibration)), calibration.threshold)

@@ -10,6 +10,7 @@ on top, and may never be negative; the threshold is chosen over resamples of the
 
 from __future__ import annotations
 
+import numpy as np
 from pydantic import BaseModel
 
 from marlin_agent.verification.calibration import Calibration
@@ -57,8 +58,6 @@ def steady_threshold(decisions: dict[float, list[Decision]], min_precision: floa
     resamples, and in 96% when whole videos were resampled), while the held-out scenes, in words of their own,
     kept recall 0.79-0.82 at 0.5 and fell to 0.63 there.
     """
-    import numpy as np
-
     thresholds = sorted(decisions)
     table = np.array([[(d.found, d.right, d.present) for d in decisions[t]] for t in thresholds], dtype=bool)
     picks = np.random.default_rng(seed).integers(0, table.shape[1], size=(resamples, table.shape[1]))

@@ -35,6 +35,7 @@ from marlin_agent.errors import (
     ServerError,
     VideoUnreadable,
 )
+from marlin_agent.library.transcripts import transcriber_for
 from marlin_agent.redaction import redact
 from marlin_agent.watch.delivery import (
     Outcome,
@@ -137,7 +138,6 @@ class Watcher:
     async def _open(self) -> None:
         from marlin_agent.app.warm import warm
         from marlin_agent.library.access import open_library
-        from marlin_agent.library.transcripts import transcriber_for
         from marlin_agent.marlin.client import MarlinClient
         from marlin_agent.verification.entailment import entailment_model
         from marlin_agent.verification.wordnet import open_wordnet
