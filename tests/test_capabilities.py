@@ -216,3 +216,31 @@ def test_a_ray_job_refuses_what_it_cannot_send_to_its_workers_instead_of_droppin
     with pytest.raises(InputError, match="cannot be sent to Ray workers"):
         asyncio.run(extract_on_ray(schema, ["."], settings, tmp_path / "rows.jsonl", "auto", model=object()))
     assert not (tmp_path / "rows.jsonl").exists()
+
+
+def test_indexes_recaption_shard_and_repair_are_parameters_on_every_front_door(library_env, root):
+    """Not command-line flags alone: an MCP caller and the Python API recaption, shard and repair the same way
+    (a confined caller's repair names its footage: every stored video may lie outside its roots)."""
+    agent = VideoAgent(env=library_env)
+    first = agent.index(str(root))
+    assert first.videos_new == 1 and first.chunks_captioned > 0
+    assert agent.index(str(root)).chunks_captioned == 0  # nothing new
+    again = agent.index(str(root), recaption="all")
+    assert again.chunks_captioned == first.chunks_captioned
+    assert agent.index(str(root), shard="0/1").shard == "0/1"
+    with pytest.raises(InputError, match="repair goes alone"):
+        agent.index(str(root), recaption="all", repair=True)
+
+    async def work(client):
+        return (await client.call_tool("index", {"paths": [], "repair": True}),
+                await client.call_tool("index", {"paths": ["."], "repair": True, "wait_seconds": 300}),
+                await client.call_tool("index", {"paths": ["."], "recaption": "failed", "wait_seconds": 300}),
+                await client.call_tool("index", {"paths": ["."], "shard": "4/2"}))
+
+    unnamed, named, failed_only, no_such_shard = _mcp(library_env, root, work)
+    assert unnamed.is_error and "give the footage to index again after the repair" in unnamed.content[0].text
+    assert named.structured_content["state"] == "done", named.structured_content
+    assert named.structured_content["result"]["repair"] is not None
+    assert failed_only.structured_content["state"] == "done", failed_only.structured_content
+    assert failed_only.structured_content["result"]["chunks_captioned"] == 0  # none had failed
+    assert no_such_shard.is_error and "there is no shard 4 of 2" in no_such_shard.content[0].text

@@ -18,6 +18,7 @@ from pydantic import Field
 from marlin_agent.app.capability import Capability, Role, Run
 from marlin_agent.app.warm import EMBEDDER, ENTAILMENT
 from marlin_agent.config import with_values
+from marlin_agent.errors import InputError
 from marlin_agent.file_names import safe_stem
 
 # The parameters several capabilities share, described once.
@@ -148,12 +149,44 @@ async def ask(
                         page=page, overwrite=overwrite)
 
 
-async def index(sources: Sources, *, run: Run, recaption: str | None = None, shard: Any = None) -> "IndexReport":  # noqa: F821
+async def index(
+    sources: Sources,
+    recaption: Annotated[Literal["all", "failed"] | None, Field(
+        description="Caption chunks again: all of them (after a model or prompt change), or only those whose last "
+                    "caption failed or broke Marlin's format.")] = None,
+    shard: Annotated[str | None, Field(
+        pattern=r"^\s*\d+\s*/\s*\d+\s*$",
+        description='Do shard I of N ("I/N", 0-based): this shard\'s share of the videos, for a job split across '
+                    "machines; finalize the library once every shard is done.")] = None,
+    repair: Annotated[bool, Field(
+        description="First mend a damaged index (rebuild missing search indexes, return damaged chunks to be "
+                    "captioned again), then index the sources (none given: every stored video still on disk)."
+    )] = False,
+    *, run: Run,
+) -> "IndexReport":  # noqa: F821
     """Caption and transcribe footage into the library (captions, transcripts, search index); resumes where an
     earlier run stopped."""
-    from marlin_agent.indexing.run import index_inputs
+    from marlin_agent.indexing.run import index_inputs, repair_and_index
+    from marlin_agent.indexing.shards import Shard
 
-    return await index_inputs(sources, await run.served(), on_progress=run.on_index, recaption=recaption, shard=shard)
+    if repair:
+        return await repair_and_index(sources or [], await run.served(), run.on_index)
+    return await index_inputs(sources, await run.served(), on_progress=run.on_index, recaption=recaption,
+                              shard=None if shard is None else Shard.parse(shard))
+
+
+def _indexing(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
+    """What cannot go together is refused before any footage is read (and before a job starts)."""
+    from marlin_agent.indexing.shards import Shard
+
+    if arguments.get("shard") is not None:
+        Shard.parse(arguments["shard"])  # a shard that does not exist
+    if arguments.get("repair"):
+        if arguments.get("recaption") is not None or arguments.get("shard") is not None:
+            raise InputError("repair goes alone: run it once, then shard or recaption as usual")
+        if run.confined and not arguments.get("sources"):  # every stored video may lie outside the caller's roots
+            raise InputError("give the footage to index again after the repair")
+    return arguments
 
 
 def _extraction(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
@@ -222,7 +255,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(caption, "marlin_agent.domain:VideoCaption", "captioning", library=False),
     Capability(describe, "builtins:str", "describing", needs_server=False),
     Capability(index, "marlin_agent.indexing.reports:IndexReport", "indexing", writes="index", fetches=True,
-               job=True, loads=(EMBEDDER,)),
+               job=True, loads=(EMBEDDER,), check=_indexing),
     Capability(extract, "marlin_agent.extraction.job:ExtractSummary", "extracting", writes="files", fetches=True,
                job=True, check=_extraction),
     Capability(list_videos, "marlin_agent.tools.results:VideoList", "listing", needs_server=False),

@@ -34,6 +34,8 @@ class Spelling:
     metavar: str | None = None
     required: bool | None = None  # an argument the command may go without (index --finalize)
     help: str | None = None  # where the declaration's words do not fit the flag (an inverted one)
+    # The command's extension takes it with options of its own (``index --recaption --failed-only``) and sets it.
+    by_extension: bool = False
 
 
 @dataclass
@@ -86,11 +88,14 @@ def _declaration(param: Param, spelling: Spelling | None) -> tuple[str, Any, Any
     return param.name, Annotated[_cli_type(param, default), info], default
 
 
-def _given(params: list[Param], values: dict[str, Any]) -> dict[str, Any]:
-    """The capability's arguments from the command's values (an inverted flag turned back)."""
+def _given(params: list[Param], values: dict[str, Any], spellings: dict[str, Spelling]) -> dict[str, Any]:
+    """The capability's arguments from the command's values (an inverted flag turned back; one the extension takes
+    at its default until the extension sets it)."""
     found = {}
     for param in params:
-        if param.annotation is bool and param.default is True:
+        if param.name in spellings and spellings[param.name].by_extension:
+            found[param.name] = param.default
+        elif param.annotation is bool and param.default is True:
             found[param.name] = not values.pop(f"no_{param.name}")
         else:
             found[param.name] = values.pop(param.name)
@@ -113,8 +118,9 @@ def command(capability: Capability, show: Callable[[Console, Any], None] | None 
             spellings: dict[str, Spelling] | None = None, extension: Callable[..., None] | None = None):
     """The command for ``capability``: rendered by ``show`` (JSON when there is none), ``spellings`` by parameter
     name, and ``extension`` called with the ``Invocation`` and its own options before anything runs."""
-    params = capability.params()
-    declared = [_declaration(p, (spellings or {}).get(p.name)) for p in params]
+    params, spellings = capability.params(), spellings or {}
+    declared = [_declaration(p, spellings.get(p.name)) for p in params
+                if not (p.name in spellings and spellings[p.name].by_extension)]
     own = list(inspect.signature(extension, eval_str=True).parameters.values())[1:] if extension else []
     signature = [inspect.Parameter(name, inspect.Parameter.POSITIONAL_OR_KEYWORD, annotation=annotation,
                                    default=default) for name, annotation, default in declared]
@@ -124,7 +130,7 @@ def command(capability: Capability, show: Callable[[Console, Any], None] | None 
 
     def body(**values: Any) -> None:
         as_json, server = values.pop("as_json"), values.pop("server")
-        call = Invocation(capability, _given(params, values))
+        call = Invocation(capability, _given(params, values, spellings))
         if "db" in common:
             call.values["library.db"] = values.pop("db")
         if "no_transcribe" in common:

@@ -38,12 +38,7 @@ def _finalize(call: Invocation, shard: str | None, recaption: bool) -> None:
 
 
 def _repair(call: Invocation) -> None:
-    from marlin_agent.indexing.run import repair_and_index
-
-    async def repaired(run, arguments):
-        return await repair_and_index(arguments["sources"] or [], await run.served(), run.on_index)
-
-    call.work = repaired
+    call.arguments["repair"] = True
     # Damage the repair could not mend is a failure (1, storage), the report saying what would mend it.
     call.exit_code = lambda report: 1 if report.repair and report.repair.problems_left else _nothing_indexed(report)
 
@@ -76,7 +71,8 @@ def index_modes(
         "missing. Takes no sources.")] = False,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
 ) -> None:
-    """index's own modes; without them, the sources are indexed (this shard's share, recaptioned if asked)."""
+    """index's own spellings of its recaption, shard and repair, and its command-line modes (finalize, Ray);
+    without them, the sources are indexed (this shard's share, recaptioned if asked)."""
     from marlin_agent.cli.render import show_index_report
     from marlin_agent.indexing.shards import Shard
 
@@ -96,8 +92,9 @@ def index_modes(
         if recaption:
             raise typer.BadParameter("--ray takes no --recaption: recaption in one process, or shard by shard")
         return _on_ray(call, ray, workers, servers)
-    call.arguments |= {"recaption": ("failed" if failed_only else "all") if recaption else None,
-                       "shard": None if shard is None else Shard.parse(shard)}
+    if shard is not None:
+        Shard.parse(shard)  # a shard that does not exist is refused before anything is opened
+    call.arguments |= {"recaption": ("failed" if failed_only else "all") if recaption else None, "shard": shard}
     call.exit_code = _nothing_indexed
     return None
 

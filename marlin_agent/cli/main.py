@@ -49,7 +49,8 @@ _SHOWN = {"ask": render.show_answer, "search": render.show_search, "find": rende
           "caption": render.show_caption, "index": render.show_index_report, "extract": render.show_extract,
           "list_videos": render.show_videos}
 _SPELLED = {
-    "index": {"sources": Spelling((), metavar="SOURCES...", required=False)},
+    "index": {"sources": Spelling((), metavar="SOURCES...", required=False),
+              **dict.fromkeys(("recaption", "shard", "repair"), Spelling(by_extension=True))},
     "search": {"k": Spelling(("-k", "--limit"))},
     "describe": {"speech": Spelling(help="Leave out what is said (no transcription).")},
     "extract": {"schema": Spelling(("--schema",)), "output": Spelling(("-o", "--output")),
