@@ -218,7 +218,7 @@ def test_a_ray_job_refuses_what_it_cannot_send_to_its_workers_instead_of_droppin
     assert not (tmp_path / "rows.jsonl").exists()
 
 
-def test_indexes_recaption_shard_and_repair_are_parameters_on_every_front_door(library_env, root):
+def test_recaption_shard_and_repair_are_parameters_on_every_front_door(library_env, root):
     """Not command-line flags alone: an MCP caller and the Python API recaption, shard and repair the same way
     (a confined caller's repair names its footage: every stored video may lie outside its roots)."""
     agent = VideoAgent(env=library_env)
@@ -235,12 +235,14 @@ def test_indexes_recaption_shard_and_repair_are_parameters_on_every_front_door(l
         return (await client.call_tool("index", {"paths": [], "repair": True}),
                 await client.call_tool("index", {"paths": ["."], "repair": True, "wait_seconds": 300}),
                 await client.call_tool("index", {"paths": ["."], "recaption": "failed", "wait_seconds": 300}),
-                await client.call_tool("index", {"paths": ["."], "shard": "4/2"}))
+                await client.call_tool("index", {"paths": ["."], "shard": "4/2"}),
+                await client.call_tool("extract", {"schema": "marlin", "paths": ["."], "shard": "4/2"}))
 
-    unnamed, named, failed_only, no_such_shard = _mcp(library_env, root, work)
+    unnamed, named, failed_only, no_such_shard, no_such_part = _mcp(library_env, root, work)
     assert unnamed.is_error and "give the footage to index again after the repair" in unnamed.content[0].text
     assert named.structured_content["state"] == "done", named.structured_content
     assert named.structured_content["result"]["repair"] is not None
     assert failed_only.structured_content["state"] == "done", failed_only.structured_content
     assert failed_only.structured_content["result"]["chunks_captioned"] == 0  # none had failed
     assert no_such_shard.is_error and "there is no shard 4 of 2" in no_such_shard.content[0].text
+    assert no_such_part.is_error and "there is no shard 4 of 2" in no_such_part.content[0].text

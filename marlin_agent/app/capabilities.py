@@ -25,6 +25,10 @@ from marlin_agent.file_names import safe_stem
 Sources = Annotated[list[str], Role.SOURCES, Field(
     description="Video files, folders (recursive) or URLs; what is not indexed yet is indexed first.")]
 Video = Annotated[Path, Role.VIDEO, Field(description="A video file.")]
+ShardOf = Annotated[str | None, Field(
+    pattern=r"^\s*\d+\s*/\s*\d+\s*$",
+    description='Do shard I of N ("I/N", 0-based): this shard\'s share of the videos, for a job split across machines '
+                "(an index is finalized, an extraction's parts joined, once every shard is done).")]
 Start = Annotated[float | None, Field(ge=0, description="Only look from this second on.")]
 End = Annotated[float | None, Field(ge=0, description="Only look up to this second.")]
 Planner = Annotated[str | None, Field(
@@ -154,10 +158,7 @@ async def index(
     recaption: Annotated[Literal["all", "failed"] | None, Field(
         description="Caption chunks again: all of them (after a model or prompt change), or only those whose last "
                     "caption failed or broke Marlin's format.")] = None,
-    shard: Annotated[str | None, Field(
-        pattern=r"^\s*\d+\s*/\s*\d+\s*$",
-        description='Do shard I of N ("I/N", 0-based): this shard\'s share of the videos, for a job split across '
-                    "machines; finalize the library once every shard is done.")] = None,
+    shard: ShardOf = None,
     repair: Annotated[bool, Field(
         description="First mend a damaged index (rebuild missing search indexes, return damaged chunks to be "
                     "captioned again), then index the sources (none given: every stored video still on disk)."
@@ -194,6 +195,9 @@ def _extraction(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
     this job's own, or a custom schema with no LLM to fill it is refused at once."""
     from marlin_agent.extraction.job import check_output, claim, filling_model
     from marlin_agent.extraction.schema import load_schema
+    from marlin_agent.indexing.shards import Shard
+
+    shard = None if arguments.get("shard") is None else Shard.parse(arguments["shard"])  # before the schema is read
 
     # A caller confined to roots gives a schema whose $refs stay inside it; the command line may name files beside.
     loaded = load_schema(arguments["schema"], files_beside=not run.confined)
@@ -204,7 +208,7 @@ def _extraction(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
         claim(target, loaded)
     settings = with_values(run.settings, {"planner.model": arguments.get("planner")})
     filling_model(loaded, settings, arguments.get("model"))
-    return arguments | {"schema": loaded, "output": target}
+    return arguments | {"schema": loaded, "output": target, "shard": shard}
 
 
 async def extract(
@@ -223,7 +227,8 @@ async def extract(
         description="Replace an output file that is not this job's own (another tool's, or another schema's rows); "
                     "without it such a file is refused, untouched.")] = False,
     retry_failed: Annotated[bool, Field(description="Fill again the rows that failed validation.")] = False,
-    *, run: Run, shard: Any = None, model: Any = None,
+    shard: ShardOf = None,
+    *, run: Run, model: Any = None,
 ) -> "ExtractSummary":  # noqa: F821
     """Turn footage into rows that match a JSON Schema: written as they land, resumable, failures kept."""
     arguments = dict(locals())  # first, so that it holds the parameters and nothing else

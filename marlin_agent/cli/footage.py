@@ -119,11 +119,9 @@ def extract_modes(
         "OUT-0000I-of-0000N.jsonl. See docs/scale.md.")] = None,
     ray: RayOpt = None, workers: WorkersOpt = None, endpoints: EndpointsOpt = None,
 ) -> None:
-    """extract's shards and Ray jobs."""
-    from marlin_agent.indexing.shards import Shard
-
+    """extract's shards (the capability's, spelled beside --ray, which a shard excludes) and Ray jobs."""
     servers = ray_endpoints(ray, workers, endpoints, shard)
-    call.arguments["shard"] = None if shard is None else Shard.parse(shard)
+    call.arguments["shard"] = shard
     call.needs_server = servers is None
     if ray is None:
         return

@@ -54,7 +54,7 @@ _SPELLED = {
     "search": {"k": Spelling(("-k", "--limit"))},
     "describe": {"speech": Spelling(help="Leave out what is said (no transcription).")},
     "extract": {"schema": Spelling(("--schema",)), "output": Spelling(("-o", "--output")),
-                "overwrite": Spelling(("--force",))},
+                "overwrite": Spelling(("--force",)), "shard": Spelling(by_extension=True)},
     "ask": {"overwrite": Spelling(("--force",))},
 }
 _EXTENDED = {"find": video.verify_option, "ask": footage.ask_page, "index": footage.index_modes,
