@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import asyncio
 import inspect
+import queue
 import threading
-from collections.abc import AsyncIterator, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -126,18 +127,9 @@ class VideoAgent:
                 yield loaded.model.model_validate(row.data) if loaded.model else row.data
 
     def extract(self, *args: Any, **kwargs: Any) -> Iterator[Any]:
-        """``aextract`` for code without an event loop: the rows as they land."""
-        rows = self.aextract(*args, **kwargs)
-        loop = asyncio.new_event_loop()
-        try:
-            while True:
-                try:
-                    yield loop.run_until_complete(rows.__anext__())
-                except StopAsyncIteration:
-                    return
-        finally:
-            loop.run_until_complete(rows.aclose())
-            loop.close()
+        """``aextract`` for code without an event loop: the rows as they land. Closing the iterator stops the job;
+        a run again resumes it."""
+        return _read_on_a_thread(lambda stop: self.aextract(*args, **kwargs), graceful=False)
 
     async def awatch(self, sources: str | Path | list[str | Path], ask: str | list[str], notify: list[str] = (),
                      backlog: bool = False, stop: asyncio.Event | None = None):
@@ -156,37 +148,51 @@ class VideoAgent:
         stream's recording) as it happens, for as long as the caller reads. ``notify`` takes the CLI's
         targets (https://…, mqtt://…, cmd:…); closing the generator stops the watch cleanly, and the
         next watch over the same sources resumes where this one stopped."""
-        import queue
+        return _read_on_a_thread(lambda stop: self.awatch(sources, ask, notify, backlog, stop), graceful=True)
 
-        events: queue.Queue = queue.Queue()
-        ready: dict[str, Any] = {}
-        started, done = threading.Event(), object()
 
-        async def pump() -> None:
-            ready["loop"], ready["stop"] = asyncio.get_running_loop(), asyncio.Event()
-            started.set()
-            try:
-                async for event in self.awatch(sources, ask, notify, backlog, ready["stop"]):
-                    events.put(event)
-            except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
-                events.put(exc)
-            finally:
-                events.put(done)
+def _read_on_a_thread(stream: Callable[[asyncio.Event], AsyncIterator[Any]], graceful: bool) -> Iterator[Any]:
+    """The items of ``stream(stop)`` for code without an event loop, the one way the blocking methods stream.
 
-        worker = threading.Thread(target=asyncio.run, args=(pump(),), name="marlin-watch", daemon=True)
+    The stream runs on an event loop of its own thread, so its work (a job's next rows, a watch's recordings and
+    deliveries) goes on while the caller handles an item; each item is handed over as it lands, and an error is
+    raised in the caller. Closing the iterator sets ``stop``: a ``graceful`` stream ends cleanly on it (a watch
+    judges the footage in hand), any other is cancelled (an extraction, resumed by the next run); either way the
+    thread is waited for."""
+    items: queue.Queue = queue.Queue()
+    ready: dict[str, Any] = {}
+    started, done = threading.Event(), object()
+
+    async def pump() -> None:
+        ready.update(loop=asyncio.get_running_loop(), stop=asyncio.Event(), task=asyncio.current_task())
+        started.set()
+        try:
+            async for item in stream(ready["stop"]):
+                items.put(item)
+        except asyncio.CancelledError:  # closed early: nothing is waiting for an error
+            pass
+        except BaseException as exc:  # noqa: BLE001 - handed to the reading thread, raised there
+            items.put(exc)
+        finally:
+            items.put(done)
+
+    def read() -> Iterator[Any]:
+        worker = threading.Thread(target=asyncio.run, args=(pump(),), name="marlin-stream", daemon=True)
         worker.start()
         try:
-            while (item := events.get()) is not done:
+            while (item := items.get()) is not done:
                 if isinstance(item, BaseException):
                     raise item
                 yield item
         finally:
             started.wait()
             try:
-                ready["loop"].call_soon_threadsafe(ready["stop"].set)
-            except RuntimeError:  # the watch had already ended (an error), and its loop with it
+                ready["loop"].call_soon_threadsafe(ready["stop"].set if graceful else ready["task"].cancel)
+            except RuntimeError:  # the stream had already ended, and its loop with it
                 pass
             worker.join()
+
+    return read()
 
 
 for _capability in CAPABILITIES:

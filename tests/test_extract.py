@@ -13,6 +13,7 @@ from pydantic import BaseModel
 from evals.synthetic.scripted_extractor import ScriptedExtractor
 from marlin_agent import VideoAgent
 from marlin_agent.config import load_settings
+from marlin_agent.errors import InputError
 from marlin_agent.extraction.job import extract
 from marlin_agent.extraction.schema import InvalidSchema, load_schema
 from tests.cli_runner import document, invoke
@@ -163,6 +164,25 @@ def test_the_python_api_yields_validated_pydantic_objects(folder, library_env, t
     found = list(agent.extract(Objects, folder, tmp_path / "api.jsonl", model=ScriptedExtractor().model()))
     assert len(found) == 2 and all(isinstance(row, Objects) for row in found)
     assert sum(len(row.objects) for row in found) == 6
+
+
+def test_rows_read_without_an_event_loop_stop_the_job_when_the_reader_stops_and_a_run_again_resumes(
+        folder, library_env, tmp_path):
+    """The blocking methods stream one way (the job on a thread of its own, each row handed over as it lands): an
+    error is raised in the reader, and closing the iterator after the first row leaves a job the next run finishes."""
+    import threading
+
+    agent = VideoAgent(env=library_env, transcribe=False)
+    out = tmp_path / "api.jsonl"
+    rows = agent.extract(Objects, folder, out, model=ScriptedExtractor().model())
+    first = next(rows)
+    rows.close()
+    assert isinstance(first, Objects)
+    assert not [t for t in threading.enumerate() if t.name == "marlin-stream"]
+    rest = list(agent.extract(Objects, folder, out, model=ScriptedExtractor().model()))
+    assert len(rest) <= 1 and len(out.read_text().splitlines()) == 2  # each video's row once, in all
+    with pytest.raises(InputError):
+        next(agent.extract(Objects, folder, tmp_path / "rows.csv", model=ScriptedExtractor().model()))
 
 
 def test_the_worked_example_schema_is_valid():
