@@ -159,6 +159,12 @@ def test_find_verify_returns_verified_moments_with_evidence(footage, library_env
     absent = document(invoke(["find", "a green elephant", str(footage["long_street"]), "--verify", "--no-transcribe",
                               "--json"], library_env))
     assert not absent["found"] and len(absent["rejected"]) >= 1
+    # find --verify is the find_verified capability: its own command gives the same document.
+    own = document(invoke(["find-verified", "the red square", str(footage["long_street"]), "--no-transcribe",
+                           "--json"], library_env))
+    assert "moments" in own, own
+    assert [(m["start"], m["end"], m["confidence"]) for m in own["moments"]] == \
+        [(m["start"], m["end"], m["confidence"]) for m in present["moments"]]
 
 
 def test_a_contact_sheet_shows_each_moment_as_a_labelled_strip(shelf, library_env, tmp_path):

@@ -61,6 +61,19 @@ async def find(
                              lambda client: find_in_video(event, video, settings, client, start, end, run.on_chunks))
 
 
+async def find_verified(
+    event: Annotated[str, Field(min_length=1, description='The event to find, e.g. "a red ball rolls in".')],
+    video: Video, start: Start = None, end: End = None, *, run: Run,
+) -> "Answer":  # noqa: F821
+    """Every moment of an event in one video, verified: the video indexed, Marlin's span in each ~60 s chunk
+    grounded and checked against the captions and speech there, each with its evidence and confidence.
+
+    Exhaustive over the one video (every chunk is grounded), where ask retrieves a few windows over many."""
+    from marlin_agent.app.ask import verify_find
+
+    return await verify_find(event, video, await run.served(), start, end, run.on_index)
+
+
 # describe's defaults are app.describe's DEFAULT_MAX_CHARS and DEFAULT_TIME_LIMIT (OpenClaw's budget), written
 # here as numbers: importing that module would make it and this table import each other.
 async def describe(
@@ -257,6 +270,7 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(search, "marlin_agent.app.search:SearchResult", "searching", fetches=True,
                needs_server=lambda arguments: bool(arguments.get("sources")), loads=(EMBEDDER,)),
     Capability(find, "marlin_agent.domain:FindResult", "grounding", library=False),
+    Capability(find_verified, "marlin_agent.domain:Answer", "verifying", writes="index", loads=(EMBEDDER, ENTAILMENT)),
     Capability(caption, "marlin_agent.domain:VideoCaption", "captioning", library=False),
     Capability(describe, "builtins:str", "describing", needs_server=False),
     Capability(index, "marlin_agent.indexing.reports:IndexReport", "indexing", writes="index", fetches=True,

@@ -102,12 +102,18 @@ def _given(params: list[Param], values: dict[str, Any], spellings: dict[str, Spe
     return found
 
 
+def _indexes(capability: Capability) -> bool:
+    """Whether the capability indexes footage first (it takes sources, or writes the index): it transcribes, and its
+    progress is an indexing run's."""
+    return any(p.role is Role.SOURCES for p in capability.params()) or capability.writes == "index"
+
+
 def _common(capability: Capability) -> list[inspect.Parameter]:
     keyword = inspect.Parameter.KEYWORD_ONLY
     common = []
     if capability.library:
         common.append(inspect.Parameter("db", keyword, annotation=DbOpt, default=None))
-    if any(p.role is Role.SOURCES for p in capability.params()):
+    if _indexes(capability):
         common.append(inspect.Parameter("no_transcribe", keyword, annotation=NoTranscribeOpt, default=False))
     common.append(inspect.Parameter("as_json", keyword, annotation=JsonOpt, default=False))
     common.append(inspect.Parameter("server", keyword, annotation=ServerFlags))
@@ -170,8 +176,7 @@ def _run(call: Invocation, server: ServerFlags, as_json: bool, show) -> None:
             return await (call.work(context, arguments) if call.work
                           else capability.function(**arguments, run=context))
 
-        takes_footage = any(p.role is Role.SOURCES for p in capability.params())
-        if (call.progress or ("index" if takes_footage else "chunks")) == "index":
+        if (call.progress or ("index" if _indexes(capability) else "chunks")) == "index":
             with index_progress(not as_json) as context.on_index:
                 return await go()
         with chunk_progress(capability.doing, not as_json) as context.on_chunks:

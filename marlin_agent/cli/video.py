@@ -17,17 +17,18 @@ def verify_option(
         "raw candidates.")] = False,
     db: DbOpt = None, no_transcribe: NoTranscribeOpt = False,
 ) -> None:
-    """With --verify, find answers as `ask` does: the video indexed, each chunk's span verified."""
+    """With --verify, find is `find-verified` (the capability): the video indexed, each chunk's span verified."""
     if not verify:
         return
-    from marlin_agent.app.ask import verify_find
+    from marlin_agent.app.capabilities import BY_NAME
     from marlin_agent.cli.render import show_answer
 
     call.values |= {"library.db": db, "library.transcribe": False if no_transcribe else None}
     call.progress, call.show = "index", show_answer
+    verified = BY_NAME["find_verified"]
+    call.needs_server = True
 
-    async def verified(run, arguments):
-        return await verify_find(arguments["event"], arguments["video"], await run.served(), arguments["start"],
-                                 arguments["end"], run.on_index)
+    async def as_verified(run, arguments):
+        return await verified.function(**arguments, run=run)
 
-    call.work = verified
+    call.work = as_verified
