@@ -190,6 +190,8 @@ def test_a_shard_that_never_ran_is_named_by_finalize_and_its_rerun_asks_only_for
     assert other["marlin_calls"] == other["chunks_captioned"] == CHUNKS - first["chunks_captioned"]
     finished = document(invoke(["index", "--finalize", "--db", bucket, "--json"], job_env))
     assert (finished["chunks_done"], finished["chunks_missing"], finished["shards_missing"]) == (CHUNKS, 0, [])
+    # index --finalize is the finalize capability: its own command (and MCP tool, and API method) says the same.
+    assert document(invoke(["finalize", "--db", bucket, "--json"], job_env))["chunks_done"] == CHUNKS
 
 
 def test_finalize_takes_no_sources(shelf, tmp_path):

@@ -189,6 +189,14 @@ async def index(
                               shard=None if shard is None else Shard.parse(shard))
 
 
+async def finalize(*, run: Run) -> "FinalizeReport":  # noqa: F821
+    """After every shard of a sharded index has finished: compact the index, build its vector index, and say which
+    shards or chunks are missing. Run it once; it reads no footage and needs no Marlin server."""
+    from marlin_agent.scale.finalize import finalize_library
+
+    return await finalize_library(run.settings)
+
+
 def _indexing(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
     """What cannot go together is refused before any footage is read (and before a job starts)."""
     from marlin_agent.indexing.shards import Shard
@@ -275,6 +283,8 @@ CAPABILITIES: tuple[Capability, ...] = (
     Capability(describe, "builtins:str", "describing", needs_server=False),
     Capability(index, "marlin_agent.indexing.reports:IndexReport", "indexing", writes="index", fetches=True,
                job=True, loads=(EMBEDDER,), check=_indexing),
+    Capability(finalize, "marlin_agent.scale.finalize:FinalizeReport", "finalizing", writes="index", needs_server=False,
+               job=True),
     Capability(extract, "marlin_agent.extraction.job:ExtractSummary", "extracting", writes="files", fetches=True,
                job=True, check=_extraction),
     Capability(list_videos, "marlin_agent.tools.results:VideoList", "listing", needs_server=False),

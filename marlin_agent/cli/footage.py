@@ -24,15 +24,17 @@ def _nothing_indexed(report) -> int:
 
 
 def _finalize(call: Invocation, shard: str | None, recaption: bool) -> None:
+    """index --finalize is the finalize capability, under index's name."""
+    from marlin_agent.app.capabilities import BY_NAME
     from marlin_agent.cli.render import show_finalize_report
-    from marlin_agent.scale.finalize import finalize_library
 
     if call.arguments["sources"] or shard is not None or recaption:
         raise typer.BadParameter("--finalize takes no sources, --shard or --recaption: run it once, after the shards")
     call.needs_server, call.show = False, show_finalize_report
+    finalizing = BY_NAME["finalize"]
 
     async def finalized(run, arguments):
-        return await finalize_library(run.settings)
+        return await finalizing.function(run=run)
 
     call.work = finalized
 

@@ -46,7 +46,7 @@ def main(
 # where the rule does not, and its own options (an extension). A capability with no entry is still a
 # command: its result is printed as JSON.
 _SHOWN = {"ask": render.show_answer, "search": render.show_search, "find": render.show_find,
-          "find_verified": render.show_answer,
+          "find_verified": render.show_answer, "finalize": render.show_finalize_report,
           "caption": render.show_caption, "index": render.show_index_report, "extract": render.show_extract,
           "list_videos": render.show_videos}
 _SPELLED = {

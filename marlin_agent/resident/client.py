@@ -18,7 +18,7 @@ from pathlib import Path
 # The commands people and agents call again and again over a library, and the MCP server hosts start
 # for every session (it serves on the caller's own stdin and stdout); setup and the engines run in
 # their own process as before (they prompt, or start servers that outlive the command).
-FORWARDED = frozenset({"ask", "search", "index", "find", "find-verified", "caption", "describe", "extract",
+FORWARDED = frozenset({"ask", "search", "index", "finalize", "find", "find-verified", "caption", "describe", "extract",
                        "list-videos", "mcp"})
 # Shell variables that differ between two prompts of one session and mean nothing to a command.
 _VOLATILE = frozenset({"PWD", "OLDPWD", "SHLVL", "_", "COLUMNS", "LINES", "PS1", "PS2", "PROMPT_COMMAND"})
