@@ -152,8 +152,9 @@ class Counted:
 '''
 
 
-def test_a_signal_another_package_adds_reads_every_candidate_with_the_weight_it_brings(tmp_path, library_env,
-                                                                                      footage):
+def _asked_with_signal(tmp_path, library_env, footage, module: str, source: str, signal: str) -> dict:
+    """``ask`` "when does the red circle appear" over short_field in a process that has the plugin ``module``
+    (``source``) installed, adding the signal ``signal`` (its class); the answer's document."""
     import json
     import os
     import shutil
@@ -162,16 +163,21 @@ def test_a_signal_another_package_adds_reads_every_candidate_with_the_weight_it_
 
     from tests.plugins import installed_plugin, with_plugin
 
-    site = installed_plugin(tmp_path, "marlin_counted", COUNTED,
-                            {"marlin_agent.signals": {"counted": "marlin_counted:Counted"}})
+    site = installed_plugin(tmp_path, module, source, {"marlin_agent.signals": {signal.lower(): f"{module}:{signal}"}})
     clips = tmp_path / "clips"
     clips.mkdir()
     shutil.copy(footage["short_field"], clips / "short_field.mp4")
     done = subprocess.run([sys.executable, "-m", "marlin_agent", "ask", "when does the red circle appear", "--in",
                            str(clips), "--no-transcribe", "--json"], env={**os.environ, **with_plugin(library_env, site)},
                           capture_output=True, text=True, timeout=300)
-    answer = json.loads(done.stdout)
-    assert done.returncode == 0 and answer["found"], done.stdout + done.stderr
+    assert done.returncode == 0, done.stdout + done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_signal_another_package_adds_reads_every_candidate_with_the_weight_it_brings(tmp_path, library_env,
+                                                                                      footage):
+    answer = _asked_with_signal(tmp_path, library_env, footage, "marlin_counted", COUNTED, "Counted")
+    assert answer["found"], answer
     for moment in answer["moments"] + answer["rejected"]:
         assert "descriptions_here" in {item["kind"] for item in moment["evidence"]}
 
@@ -209,23 +215,7 @@ class Rehearsal:
 
 
 def test_a_veto_a_package_signal_declares_keeps_every_moment_under_the_threshold(tmp_path, library_env, footage):
-    import json
-    import os
-    import shutil
-    import subprocess
-    import sys
-
-    from tests.plugins import installed_plugin, with_plugin
-
-    site = installed_plugin(tmp_path, "marlin_rehearsal", REHEARSAL,
-                            {"marlin_agent.signals": {"rehearsal": "marlin_rehearsal:Rehearsal"}})
-    clips = tmp_path / "clips"
-    clips.mkdir()
-    shutil.copy(footage["short_field"], clips / "short_field.mp4")
-    done = subprocess.run([sys.executable, "-m", "marlin_agent", "ask", "when does the red circle appear", "--in",
-                           str(clips), "--no-transcribe", "--json"], env={**os.environ, **with_plugin(library_env, site)},
-                          capture_output=True, text=True, timeout=300)
-    answer = json.loads(done.stdout)
-    assert done.returncode == 0 and not answer["found"], done.stdout + done.stderr
+    answer = _asked_with_signal(tmp_path, library_env, footage, "marlin_rehearsal", REHEARSAL, "Rehearsal")
+    assert not answer["found"], answer
     assert answer["rejected"] and all(m["confidence"] < 0.5 for m in answer["rejected"])
     assert all("rehearsal_card" in {e["kind"] for e in m["evidence"]} for m in answer["rejected"])
