@@ -135,8 +135,15 @@ def test_errors_are_the_json_error_documents_with_statuses_that_fit(library_env,
         for response, status, code in ((client.get("/api/v1/nothing-here"), 404, "not_found"),
                                        (client.get("/api/v1/search"), 405, "method_not_allowed"),
                                        (client.post("/api/v1/search", content=b"{" + b" " * 9_000_000 + b"}",
+                                                    headers={"content-type": "application/json"}), 413, "too_large"),
+                                       # Sent in chunks, a body says no length: it is counted as it comes.
+                                       (client.post("/api/v1/search", content=iter([b"{"] + [b" " * 1_000_000] * 9
+                                                                                   + [b"}"]),
                                                     headers={"content-type": "application/json"}), 413, "too_large")):
             assert (response.status_code, response.json()["error"]["code"]) == (status, code)
+        small = client.post("/api/v1/search", content=iter([b'{"query": ', b'"a red circle"}']),
+                            headers={"content-type": "application/json"})
+        assert small.status_code == 200, small.text  # a body in chunks within the limit reaches the app whole
         page = client.get("/no-such-page")
         assert page.status_code == 404 and "not_found" in page.text and page.headers["content-type"].startswith(
             "text/html")

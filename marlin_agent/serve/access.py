@@ -20,7 +20,7 @@ from http.cookies import SimpleCookie
 from urllib.parse import parse_qsl, urlencode, urlsplit
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from marlin_agent.config import Settings
 from marlin_agent.errors import ConfigError
@@ -108,6 +108,36 @@ class Access:
         return origin is None or origin == f"{scheme}://{headers.get('host', '')}"
 
 
+def _too_large():
+    return error_response("too_large", f"a request body may hold at most {MAX_BODY_BYTES // 2**20} MB",
+                          "Name a schema file inside the roots instead of sending it inline.", status=413)
+
+
+async def _read_body(receive: Receive) -> list[Message] | None:
+    """The request's body messages, read whole; None as soon as they hold more than the limit."""
+    messages, size = [], 0
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request":  # the client went away: the app hears it as it would have
+            return messages
+        size += len(message.get("body", b""))
+        if size > MAX_BODY_BYTES:
+            return None
+        if not message.get("more_body", False):
+            return messages
+
+
+def _replayed(messages: list[Message], receive: Receive) -> Receive:
+    """``receive`` that first gives back the body already read."""
+    pending = list(messages)
+
+    async def replay() -> Message:
+        return pending.pop(0) if pending else await receive()
+
+    return replay
+
+
 class AccessMiddleware:
     """Applies ``Access`` to every HTTP request before the app sees it."""
 
@@ -127,13 +157,20 @@ class AccessMiddleware:
         if scope["method"] == "GET" and self.access.matches(dict(parse_qsl(query)).get("token")):
             await self._set_cookie(scope, query)(scope, receive, send)
             return
-        await self.app(scope, receive, send)
+        if "content-length" in headers:  # its length was checked above
+            await self.app(scope, receive, send)
+            return
+        # A body sent in chunks says no length: it is read here, up to the limit, before the app sees any of it.
+        body = await _read_body(receive)
+        if body is None:
+            await _too_large()(scope, receive, send)
+            return
+        await self.app(scope, _replayed(body, receive), send)
 
     def _refusal(self, scope: Scope, headers: Headers, query: str):
         length = headers.get("content-length", "0")
         if not length.isdigit() or int(length) > MAX_BODY_BYTES:
-            return error_response("too_large", f"a request body may hold at most {MAX_BODY_BYTES // 2**20} MB",
-                                  "Name a schema file inside the roots instead of sending it inline.", status=413)
+            return _too_large()
         if not self.access.host_allowed(headers):
             return error_response("host_refused", "this server answers only to localhost and 127.0.0.1",
                                   "Open http://127.0.0.1:<port>/, or start serve with --host to listen elsewhere.",
