@@ -79,3 +79,17 @@ def test_every_documented_command_line_parses(where, line):
 
 def test_the_docs_show_command_lines_at_all():
     assert len(_documented_lines()) > 40
+
+
+@pytest.mark.parametrize(("document", "opening"), [
+    ("README.md", "`marlin-agent mcp` serves"),
+    ("docs/hosts.md", "Tools:"),
+    ("skills/marlin-video/SKILL.md", "Over MCP the same tools exist as"),
+])
+def test_every_list_of_the_mcp_tools_names_every_capability(document, opening):
+    """The tools are made from the capability table; a list of them written for people names each one."""
+    from marlin_agent.app.capabilities import CAPABILITIES
+
+    text = (ROOT / document).read_text(encoding="utf-8")
+    listed = text[text.index(opening):].split("\n\n")[0]
+    assert [c.name for c in CAPABILITIES if f"`{c.name}`" not in listed] == []
