@@ -129,7 +129,9 @@ def test_a_stream_watch_killed_mid_segment_resumes_with_nothing_unjudged_and_not
     assert len(alerts) == 1, [(a["video"]["path"], a["start"], a["end"]) for a in alerts]
     assert 5.5 <= _stream_seconds(alerts[0], home) <= 12  # where the event (7-12 s) was first recorded
     [status] = watch_status(open_library(load_settings(env=watch_env)))
-    assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 3
+    # How many segments the second run still finds in the playlist depends on how long its start took (a loaded
+    # machine recorded 2 in all, an idle one 3 or more); what must hold is that every one recorded was judged once.
+    assert status.footage.pending == 0 and status.footage.failed == 0 and status.footage.judged >= 2
     assert status.footage.judged == len(recordings("*.mkv"))
     assert [gap.reason for gap in status.gaps] == ["the watch was not running"]
     # The time the watch was down starts when the killed run's recording stopped: its segments' wall times,
