@@ -10,6 +10,7 @@ A model built from one file remembers that file's stamp, so a long-lived process
 from __future__ import annotations
 
 import threading
+from abc import ABC, abstractmethod
 from pathlib import Path
 from typing import Generic, TypeVar
 
@@ -19,7 +20,7 @@ from marlin_agent.model_store import file_stamp
 T = TypeVar("T")
 
 
-class LoadedOnce(Generic[T]):
+class LoadedOnce(ABC, Generic[T]):
     """Subclasses say how the model opens (``_open``); ``_load()`` returns it, opened once."""
 
     def __init__(self) -> None:
@@ -28,8 +29,9 @@ class LoadedOnce(Generic[T]):
         self._file: Path | None = None
         self._stamp: tuple[int, int, int] | None = None
 
+    @abstractmethod
     def _open(self) -> T:
-        raise NotImplementedError
+        """Open the model (called once, under the lock); the subclass's one job."""
 
     def load(self) -> None:
         """Load the model now rather than at its first use (a load under way elsewhere is waited for)."""
