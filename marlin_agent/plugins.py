@@ -12,9 +12,9 @@ import warnings
 from typing import Any
 
 
-def added(group: str, what: str, taken: set[str] = frozenset()) -> dict[str, Any]:
+def added(group: str, what: str, taken: set[str] = frozenset(), kind: type | None = None) -> dict[str, Any]:
     """The objects the group's entry points name, by entry point name (sorted); ``what`` names them in warnings,
-    ``taken`` are names a package may not use."""
+    ``taken`` are names a package may not use, ``kind`` the type each must be (when the group wants instances)."""
     from importlib.metadata import entry_points
 
     found: dict[str, Any] = {}
@@ -24,7 +24,13 @@ def added(group: str, what: str, taken: set[str] = frozenset()) -> dict[str, Any
             warnings.warn(f"the {what} {point.name!r} of {package} is left out: the name is taken", stacklevel=3)
             continue
         try:
-            found[point.name] = point.load()
+            loaded = point.load()
         except Exception as exc:  # noqa: BLE001 - a plugin's own failure, reported and passed over
             warnings.warn(f"the {what} {point.name!r} of {package} is left out: {exc}", stacklevel=3)
+            continue
+        if kind is not None and not isinstance(loaded, kind):
+            warnings.warn(f"the {what} {point.name!r} of {package} is left out: it is not a {kind.__name__}",
+                          stacklevel=3)
+            continue
+        found[point.name] = loaded
     return found

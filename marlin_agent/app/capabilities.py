@@ -181,12 +181,12 @@ async def index(
     """Caption and transcribe footage into the library (captions, transcripts, search index); resumes where an
     earlier run stopped."""
     from marlin_agent.indexing.run import index_inputs, repair_and_index
-    from marlin_agent.indexing.shards import Shard
 
     if repair:
         return await repair_and_index(sources or [], await run.served(), run.on_index)
+    # ``shard`` arrives read (``_indexing``), as extract's does.
     return await index_inputs(sources, await run.served(), on_progress=run.on_index, recaption=recaption,
-                              shard=None if shard is None else Shard.parse(shard))
+                              shard=shard)
 
 
 async def finalize(*, run: Run) -> "FinalizeReport":  # noqa: F821
@@ -198,17 +198,16 @@ async def finalize(*, run: Run) -> "FinalizeReport":  # noqa: F821
 
 
 def _indexing(arguments: dict[str, Any], run: Run) -> dict[str, Any]:
-    """What cannot go together is refused before any footage is read (and before a job starts)."""
+    """What cannot go together is refused before any footage is read (and before a job starts); the shard read."""
     from marlin_agent.indexing.shards import Shard
 
-    if arguments.get("shard") is not None:
-        Shard.parse(arguments["shard"])  # a shard that does not exist
+    shard = None if arguments.get("shard") is None else Shard.parse(arguments["shard"])  # one that does not exist
     if arguments.get("repair"):
-        if arguments.get("recaption") is not None or arguments.get("shard") is not None:
+        if arguments.get("recaption") is not None or shard is not None:
             raise InputError("repair goes alone: run it once, then shard or recaption as usual")
         if run.confined and not arguments.get("sources"):  # every stored video may lie outside the caller's roots
             raise InputError("give the footage to index again after the repair")
-    return arguments
+    return arguments | {"shard": shard}
 
 
 def _extraction(arguments: dict[str, Any], run: Run) -> dict[str, Any]:

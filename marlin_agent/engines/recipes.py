@@ -177,9 +177,7 @@ def recipes() -> dict[str, Recipe]:
     entry points naming a ``Recipe``)."""
     from marlin_agent.plugins import added
 
-    extra = {name: found for name, found in added(GROUP, "engine", set(BUILT_IN)).items()
-             if isinstance(found, Recipe)}
-    return {**BUILT_IN, **extra}
+    return {**BUILT_IN, **added(GROUP, "engine", set(BUILT_IN), Recipe)}
 
 
 def recipe(name: str) -> Recipe:

@@ -84,9 +84,7 @@ def modes() -> dict[str, Mode]:
     from marlin_agent.plugins import added
 
     built_in = {mode.name: mode for mode in (CAPTION, FIND)}
-    extra = {name: mode for name, mode in added(GROUP, "Marlin mode", set(built_in)).items()
-             if isinstance(mode, Mode)}
-    return {**built_in, **extra}
+    return {**built_in, **added(GROUP, "Marlin mode", set(built_in), Mode)}
 
 
 def mode_of(prompt: str) -> tuple[Mode, dict[str, str]] | None:

@@ -31,7 +31,7 @@ from marlin_agent.domain import (
 )
 from marlin_agent.errors import ChunkFailed, InvalidTimeRange, MarlinAgentError
 from marlin_agent.marlin.client import MarlinClient
-from marlin_agent.marlin.modes import Mode
+from marlin_agent.marlin.modes import CAPTION, FIND, Mode
 from marlin_agent.marlin.prompts import checked_event
 from marlin_agent.media import plan_chunks, probe_video, stage_clip
 
@@ -186,9 +186,8 @@ async def caption_video(path: Path, settings: Settings, client: MarlinClient, st
     """Caption every chunk of the video (or of ``[start, end]``) and merge in time order."""
     before, started = client.usage, time.monotonic()
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
-    chunks = chunks_for(video, settings, start, end)
-    answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, client.caption)
-    captions = [in_video_time(chunk, caption) for chunk, caption in sorted(answers, key=lambda pair: pair[0].start)]
+    answers, failures = await _each_chunk(CAPTION, {}, video, settings, client, start, end, on_progress)
+    captions = [in_video_time(chunk, caption) for chunk, caption in answers]
     return VideoCaption(video=video, chunks=captions, events=join_across_boundaries(captions), failures=failures,
                         usage=_spent_since(client, before, started))
 
@@ -201,11 +200,19 @@ async def ask_over_video(mode: Mode, path: Path, settings: Settings, client: Mar
     included, runs over a video this way."""
     mode.prompt(**(arguments or {}))  # wrong arguments are refused before any footage is staged
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
+    return await _each_chunk(mode, arguments or {}, video, settings, client, start, end)
 
+
+async def _each_chunk(mode: Mode, arguments: dict[str, str], video: VideoInfo, settings: Settings,
+                      client: MarlinClient, start: float | None, end: float | None,
+                      on_progress: ChunkProgress | None = None) -> tuple[list[tuple[Chunk, Any]], list[ChunkFailure]]:
+    """``mode`` asked of each chunk of ``video`` (staged side by side): (chunk, answer) in time order, and the
+    chunks that failed."""
     async def ask(clip: StagedClip):
-        return await client.ask(clip, mode, **(arguments or {}))
+        return await client.ask(clip, mode, **arguments)
 
-    answers, failures = await ChunkRunner(video, settings, client).run(chunks_for(video, settings, start, end), ask)
+    answers, failures = await ChunkRunner(video, settings, client, on_progress).run(
+        chunks_for(video, settings, start, end), ask)
     return sorted(answers, key=lambda pair: pair[0].start), failures
 
 
@@ -224,12 +231,7 @@ async def find_in_video(query: str, path: Path, settings: Settings, client: Marl
     checked_event(query)  # refuse an unusable query before any footage is staged
     before, started = client.usage, time.monotonic()
     video = await asyncio.to_thread(probe_video, path, settings.cache_dir)
-    chunks = chunks_for(video, settings, start, end)
-
-    async def ground(clip: StagedClip):
-        return await client.ground(clip, query)
-
-    answers, failures = await ChunkRunner(video, settings, client, on_progress).run(chunks, ground)
+    answers, failures = await _each_chunk(FIND, {"event": query}, video, settings, client, start, end, on_progress)
     candidates = []
     for chunk, span in answers:
         if span is None:

@@ -110,7 +110,7 @@ class RunContext:
 
     def spend(self, meter: Meter) -> None:
         """Count one Marlin call against the budget (and ``meter``), or raise when it is spent."""
-        if self.marlin_budget is not None and self.marlin_calls >= self.marlin_budget:
+        if self.spent:
             raise BudgetExhausted(f"the budget of {self.marlin_budget} Marlin calls for this question is spent")
         self.marlin_calls += 1
         meter.calls += 1
