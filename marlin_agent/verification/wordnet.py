@@ -126,6 +126,7 @@ class WordNet:
         self.lookup = lru_cache(maxsize=65536)(self._lookup)
         self.depth = lru_cache(maxsize=65536)(self._depth)
         self._forms = lru_cache(maxsize=65536)(self._base_forms)
+        self.gloss = lru_cache(maxsize=65536)(self._gloss)
 
     def _map(self, name: str) -> mmap.mmap:
         with self._lock:
@@ -180,6 +181,14 @@ class WordNet:
             grouped[symbol].append(target)
         return Synset(id=synset_id, pos=pos, lexname=lexname, words=words, pointers=tuple(pointers),
                       by_symbol={symbol: tuple(targets) for symbol, targets in grouped.items()})
+
+    def _gloss(self, synset_id: str) -> str:
+        """The synset's definition, without its examples: "fall down, as if collapsing" (topple)."""
+        pos, offset = synset_id.split(":")
+        data = self._map(f"data.{_FILE_POS[pos]}")
+        start = int(offset)
+        line = data[start:data.find(b"\n", start)].decode()
+        return line.split(" | ", 1)[1].split(";")[0].strip() if " | " in line else ""
 
     def _exception_forms(self, pos: str) -> dict[str, tuple[str, ...]]:
         with self._lock:

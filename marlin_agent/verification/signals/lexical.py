@@ -5,9 +5,10 @@ what they do, to what, and how it looks) are each aligned with the best word of 
 description: the same word or a synonym supports it, and so does a more specific word (a
 "cyclist" is a "rider"); a more general word supports it in part. A sibling under a close
 common parent ("square" for "circle", "goalkeeper" for "striker", "corner kick" for "shot"),
-an antonym ("closes" for "opens") or a negation counts against it. A key word with nothing
-aligned gives no support, which is what separates a near miss from a paraphrase when
-embeddings and a small entailment model both see "the same scene".
+an antonym ("closes" for "opens") or a negation counts against it. Where the hierarchy has no
+link, a verb's definition may: "slap" is defined as hitting ("hit with something flat"), so it
+says "hits". A key word with nothing aligned gives no support, which is what separates a near
+miss from a paraphrase when embeddings and a small entailment model both see "the same scene".
 
 It needs no model: only WordNet's files, and a few milliseconds per pair.
 """
@@ -128,6 +129,16 @@ _ROOT_VERB_STEPS = 2
 _ROOT_VERB_CREDIT = 0.75
 # Where a thing is in the picture, not a thing in it: "moves across the screen", "is on screen".
 _FRAMING = re.compile(r"\b(?:across|on|onto|off|into|in|from|to) (?:the )?screen\b|\bon-screen\b")
+# A verb's definition begins with the act it is a way of ("topple": "fall down, as if collapsing"; "steal":
+# "take without the owner's consent"), a link WordNet's hierarchy often lacks. Words a definition opens with
+# that say nothing of the act (causatives, "be") are read past. Two verbs defined as ways of one act are not
+# read as saying each other: kicking and throwing both propel.
+_GLOSS_LEAD = frozenset("to cause let make be become have do".split())
+# Acts so general that being defined as a way of one says little ("move", "go", "change").
+_GLOSS_TOO_GENERAL = GENERIC | frozenset("move travel change put give hold use act keep set bring run turn".split())
+_ACT_NOUNS = frozenset({4, 11})  # noun.act, noun.event: nouns that name an act ("the crash", "the breakaway")
+_GLOSS_MORE_SPECIFIC = 0.75  # the described act is defined as a way of the asked one ("topples", for "falls")
+_GLOSS_MORE_GENERAL = 0.55  # the asked act is defined as a way of the described one ("takes", for "steals")
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
 # An asked word in a rare sense the description names the kind of: said, but more generally.
@@ -382,6 +393,8 @@ class LexicalAligner:
                 found = self._relation_uncached(asked, said) if met else (0.0, None)
                 if found == (0.0, None) and self._rare_kind(asked, said):
                     found = (_RARE_KIND_CREDIT, None)
+                if found == (0.0, None):
+                    found = (self._defined_credit(asked, said), None)
                 self._relations[key] = found
         return self._relations[key]
 
@@ -450,6 +463,59 @@ class LexicalAligner:
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
+
+    def _genera(self, sense: str) -> frozenset[str]:
+        """The acts a verb sense's definition says it is a way of: its first verb ("fall down, as if
+        collapsing" → fall) and, after a definition of a word or two, the verbs it offers as alternatives
+        ("fall or come down violently" → fall, come; "move away or escape suddenly" → move, escape). None when
+        the definition names the word itself ("throw a glance at": a light verb, not a genus)."""
+        synset = self.wordnet.synset(sense)
+        gloss = self.wordnet.gloss(sense).lower()
+        said = re.findall(r"[a-z]+", gloss)
+        if any(word in said for word in synset.words if "_" not in word):
+            return frozenset()
+        parts = gloss.split(" or ")
+        lead = [w for w in re.findall(r"[a-z]+", parts[0]) if w not in _GLOSS_LEAD]
+        found = {lead[0]} if lead and self.wordnet.lookup(lead[0], "v") else set()
+        if len(lead) <= 2:
+            for part in parts[1:]:
+                first = re.findall(r"[a-z]+", part)[:1]
+                if first and first[0] not in _GLOSS_LEAD and self.wordnet.lookup(first[0], "v"):
+                    found.add(first[0])
+        return frozenset(found)
+
+    def _act_sense(self, term: Term) -> str | None:
+        """The act a term names in its commonest sense: its verb, or for a noun of an act the verb it comes
+        from ("the crash"; not "the thief")."""
+        if self._as_act(term) and term.senses.get("v"):
+            return term.senses["v"][0]
+        noun = term.senses.get("n", ())[:1]
+        if noun and self.wordnet.synset(noun[0]).lexname in _ACT_NOUNS:
+            return next((v for v in self._links(noun[0], "+") if v.startswith("v:")), None)
+        return None
+
+    def _as_act(self, term: Term) -> bool:
+        """A word that can be read as a verb where it stands: the act, a verb's inflection ("falls"), or a
+        word with no noun sense (not "the main group", "a purple circle")."""
+        first = term.text.split()[0]
+        return term.act or "n" not in term.senses or \
+            any(form != first for form in self.wordnet.base_forms(first, "v"))
+
+    def _defined_credit(self, asked: Term, said: Term) -> float:
+        """Support read from definitions, where no link or hierarchy relates the two words: the described act is
+        defined as a way of the asked one ("topples": fall), or the asked one as a way of the described one
+        ("steals": take). Each word in its commonest sense, the genus named as written: a word's rarer senses
+        and its synonyms' definitions link nearly anything to anything."""
+        said_senses = said.senses.get("v", ())[:1]
+        if not said_senses or asked.weight <= _GENERIC_WEIGHT or not self._as_act(said):
+            return 0.0
+        a = self._act_sense(asked)
+        if a is None or said_senses[0] in self._links(a, "!"):
+            return 0.0
+        if said.weight > _GENERIC_WEIGHT and (self._genera(said_senses[0]) - _GLOSS_TOO_GENERAL) & asked.forms:
+            return _GLOSS_MORE_SPECIFIC
+        # A general word may describe a specific act ("takes", for "steals"), though it says little itself.
+        return _GLOSS_MORE_GENERAL if self._genera(a) & said.forms else 0.0
 
     def _one_way_of(self, a: str, s: str) -> bool:
         """Two verbs one step under the same act, when that act is itself specific (not "move", "travel",
