@@ -6,8 +6,9 @@ back as a few lines with the next step (``observations``). Small local models lo
 video's title for its id, or answer "not found" without looking; the planner is built so that
 none of that reaches the user as a wrong answer:
 
-- a call repeated with the same arguments gets back a note of what it returned; a third time
-  stops the run;
+- a call repeated with the same arguments gets back a note of what it returned, and so does a search
+  or find that returns what an earlier one did (other words, the same answer); a third time stops
+  the run;
 - an answer may only report moments that passed ``verify``, verified again for the event the
   user asked; what the model says in words is kept in the trace, never shown as the answer;
 - a run the model cannot finish (a loop, a spent budget, invalid moves, no answer, a server that
@@ -40,12 +41,13 @@ from marlin_agent.llm.structured import StructuredAsker
 from marlin_agent.planners.actions import ANSWER, Call, Invalid, VideoNames, moves_text, read_call, step_schema
 from marlin_agent.planners.candidates import Candidates
 from marlin_agent.planners.conclude import decide, in_time_order, left_out, look_alikes, summary
-from marlin_agent.planners.observations import quoted, seen
+from marlin_agent.planners.observations import SHOWN_HITS, quoted, seen
 from marlin_agent.planners.operators import FormAnswerer
 from marlin_agent.planners.phrasing import event_description
 from marlin_agent.planners.question_forms import read_question
 from marlin_agent.resources import data_path
 from marlin_agent.tools import SpanCaption, Toolbox
+from marlin_agent.tools.results import Grounding, SearchHits
 from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.instructions import described
@@ -56,7 +58,8 @@ from marlin_agent.verification.verifier import about_speech
 STEP_TOKENS = 400
 # Invalid moves in a row before the run is given up.
 MOST_INVALID = 3
-# A call made this many times with the same arguments ends the run (the second gets a note).
+# A call made this many times with the same arguments, or a search or find that returns the same result this many
+# times, ends the run (the second gets a note).
 LOOP_CALLS = 3
 # Times an answer is sent back (it reported unverified moments, or answered before looking).
 SEND_BACKS = 2
@@ -171,20 +174,53 @@ def _as_verdict(value):
 
 @dataclass
 class _Guard:
-    """How often each call was made, and what it returned the first time."""
+    """How often each call was made, and what it returned the first time; how often a result came back."""
 
     counts: Counter = field(default_factory=Counter)
     said: dict[tuple, str] = field(default_factory=dict)
+    results: Counter = field(default_factory=Counter)
 
     def count(self, call: Call) -> int:
         self.counts[call.signature()] += 1
         return self.counts[call.signature()]
+
+    def returned(self, call: Call, result) -> int:
+        """How many times this search's hits, or a find over this video and window, have now come back (0: not
+        counted). A small model asks again in other words ("The timeout is called.", "timeout called") and gets
+        the same hits, or Marlin's same answer where the event is and new guesses where it is not: that loops as
+        surely as the same arguments do."""
+        key = _result_key(call, result)
+        if key is None:
+            return 0
+        self.results[key] += 1
+        return self.results[key]
 
     def repeated(self, call: Call) -> str:
         before = self.said.get(call.signature(), "")
         first = before.split("\nNext:")[0][:400]
         return (f"You already called {call.tool} with these arguments; it returned the same then:\n{first}\n"
                 "Do not call it again. Next: ground the hits with find, verify the spans find proposes, then answer.")
+
+
+def _result_key(call: Call, result) -> tuple | None:
+    """What makes two results the same: a search's shown hits; a find's video and window (whatever words it was
+    asked in); None for what is not counted (an empty result, a verification, a caption)."""
+    if isinstance(result, Grounding) and result.spans:
+        window = tuple(round(call.args[k]) if isinstance(call.args.get(k), int | float) else None
+                       for k in ("start", "end"))
+        return ("find", result.video.id, window)
+    if isinstance(result, SearchHits) and result.hits:
+        return ("search", tuple((h.video.id, round(h.start, 1), round(h.end, 1)) for h in result.hits[:SHOWN_HITS]))
+    return None
+
+
+def _same_again(tool: str, observation: str) -> str:
+    first = observation.split("\nNext:")[0].split(". Next:")[0][:400]
+    step = ("verify the spans it proposed, then answer" if tool == "find"
+            else "find the event around the best hit, verify the span, then answer")
+    what = "asked over this window of this video" if tool == "find" else "returned these hits"
+    return (f"{first}.\nAn earlier {tool} already {what}: asking again in other words adds nothing. Do not call "
+            f"{tool} for it again. Next: {step}.")
 
 
 @dataclass
@@ -334,7 +370,11 @@ class LLMPlanner:
         asked = (call.args["start"], call.args["end"]) if {"start", "end"} <= set(call.args) else None
         observation = seen(result, call.args.get("event", event), asked)
         guard.said[call.signature()] = observation
-        return observation, None
+        again = guard.returned(call, result)
+        if again >= LOOP_CALLS:
+            what = "over the same window of a video" if call.tool == "find" else "and got back the same hits"
+            return "", f"it called {call.tool} {again} times {what}, in other words each time"
+        return (_same_again(call.tool, observation) if again == 2 else observation), None
 
     def _premature(self, run: RunContext, call: Call, outcome: _Outcome) -> str | None:
         """Why an answer cannot be taken yet (None when it can): it reports a moment that never passed
