@@ -44,6 +44,12 @@ def _moves(answer) -> list[str]:
             if step.step == "planner" and step.detail.startswith("move: ")]
 
 
+def _calls(answer) -> list[str]:
+    """Each move as the planner made it (tool and arguments), so a loop can be read from the rows."""
+    return [step.detail.removeprefix("move: ")[:240] for step in answer.trace
+            if step.step == "planner" and step.detail.startswith("move: ")]
+
+
 def _grounded(answer) -> bool:
     """Whether any candidate was grounded and checked for the answer (a found or a rejected moment)."""
     return bool(answer.moments or answer.rejected)
@@ -57,7 +63,7 @@ def row_of(question: RealQuestion, mode: str, answer, truth: tuple[float, float]
             "right": on_span if question.present else not answer.found,
             "moments": [[m.start, m.end, round(m.confidence, 3)] for m in answer.moments],
             "answer": answer.answer, "fallback": answer.fallback, "incomplete": answer.incomplete,
-            "grounded": _grounded(answer), "moves": _moves(answer), "marlin_calls": answer.usage.marlin_calls,
+            "grounded": _grounded(answer), "moves": _moves(answer), "calls": _calls(answer), "marlin_calls": answer.usage.marlin_calls,
             "planner_tokens": answer.usage.planner_tokens, "seconds": round(seconds, 2), "error": None}
 
 
@@ -65,7 +71,7 @@ def error_row(question: RealQuestion, mode: str, exc: MarlinAgentError, seconds:
     return {"key": question.key, "mode": mode, "scene": question.scene, "question": question.question,
             "present": question.present, "kind": question.kind, "found": False, "on_span": False,
             "right": not question.present, "moments": [], "answer": "", "fallback": None, "incomplete": None,
-            "grounded": False, "moves": [], "marlin_calls": 0, "planner_tokens": 0, "seconds": round(seconds, 2),
+            "grounded": False, "moves": [], "calls": [], "marlin_calls": 0, "planner_tokens": 0, "seconds": round(seconds, 2),
             "error": exc.code, "message": exc.message}
 
 
