@@ -184,12 +184,12 @@ class _Guard:
         self.counts[call.signature()] += 1
         return self.counts[call.signature()]
 
-    def returned(self, call: Call, result) -> int:
+    def returned(self, result) -> int:
         """How many times this search's hits, or a find over this video and window, have now come back (0: not
         counted). A small model asks again in other words ("The timeout is called.", "timeout called") and gets
         the same hits, or Marlin's same answer where the event is and new guesses where it is not: that loops as
         surely as the same arguments do."""
-        key = _result_key(call, result)
+        key = _result_key(result)
         if key is None:
             return 0
         self.results[key] += 1
@@ -202,13 +202,11 @@ class _Guard:
                 "Do not call it again. Next: ground the hits with find, verify the spans find proposes, then answer.")
 
 
-def _result_key(call: Call, result) -> tuple | None:
-    """What makes two results the same: a search's shown hits; a find's video and window (whatever words it was
-    asked in); None for what is not counted (an empty result, a verification, a caption)."""
-    if isinstance(result, Grounding) and result.spans:
-        window = tuple(round(call.args[k]) if isinstance(call.args.get(k), int | float) else None
-                       for k in ("start", "end"))
-        return ("find", result.video.id, window)
+def _result_key(result) -> tuple | None:
+    """What makes two results the same: a search's shown hits; a find's video and windows (whatever words and
+    numbers it was asked with); None for what is not counted (an empty result, a verification, a caption)."""
+    if isinstance(result, Grounding) and result.spans:  # the windows Marlin was shown, however they were asked for
+        return ("find", result.video.id, tuple((round(s.window_start), round(s.window_end)) for s in result.spans))
     if isinstance(result, SearchHits) and result.hits:
         return ("search", tuple((h.video.id, round(h.start, 1), round(h.end, 1)) for h in result.hits[:SHOWN_HITS]))
     return None
@@ -370,7 +368,7 @@ class LLMPlanner:
         asked = (call.args["start"], call.args["end"]) if {"start", "end"} <= set(call.args) else None
         observation = seen(result, call.args.get("event", event), asked)
         guard.said[call.signature()] = observation
-        again = guard.returned(call, result)
+        again = guard.returned(result)
         if again >= LOOP_CALLS:
             what = "over the same window of a video" if call.tool == "find" else "and got back the same hits"
             return "", f"it called {call.tool} {again} times {what}, in other words each time"
