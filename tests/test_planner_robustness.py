@@ -51,8 +51,9 @@ def test_a_call_repeated_gets_a_note_and_a_third_time_ends_the_run_in_the_pipeli
      {"event": "the white circle appears", "start": 0.0, "end": 199.8}],  # the video is 200 s long
 ], ids=["reworded", "renumbered"])
 def test_a_find_asked_again_over_the_same_windows_is_a_loop_whatever_its_words_or_numbers(shelf, library_env, finds):
-    """The real 1.5B model called find fifteen times over one video, each call a little different, and never
-    verified: Marlin answered where the event is, and guessed anew where it is not."""
+    """The real 1.5B model once called find fifteen times in a run, only four of them new to Marlin, and never
+    verified. Asked again in other words, Marlin answers the same where the event is and guesses anew where it
+    is not, so the windows it was shown, not its spans or the call's words, say it is the same find."""
     rewording = FixedMoves([_move("find", video_id="long_street", **args) for args in finds])
     answer = _ask("when does the white circle appear", shelf, library_env, rewording.model())
     assert _right(answer), answer.answer
