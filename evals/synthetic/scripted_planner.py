@@ -22,6 +22,7 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel
 from evals.synthetic.palette import OBJECT_COLOURS, SHAPES
 
 _HALF_WINDOW = 30.0
+_ENDLESS_STEP = 8.0  # seconds a never-answering planner moves its window each turn
 
 
 _VIDEO = re.compile(r"^- video_id (\S+): .*?, ([\d.]+) s, speech", re.M)
@@ -202,8 +203,9 @@ class ScriptedPlanner:
         return None
 
     def _endless(self, info: AgentInfo, seen: Seen) -> ModelResponse:
-        """Find, verify what it found, find again a little further on, ... never answering."""
-        return self._next_verify(info, seen) or self._next_find(info, seen, salt=float(self.turns)) or \
+        """Find, verify what it found, find again some seconds further on, ... never answering. (Far enough that
+        Marlin is shown other footage: a window that slides a second at a time is a loop the planner stops.)"""
+        return self._next_verify(info, seen) or self._next_find(info, seen, salt=_ENDLESS_STEP * self.turns) or \
             _move(info, "list_videos")
 
 

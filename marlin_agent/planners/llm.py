@@ -61,6 +61,8 @@ MOST_INVALID = 3
 # A call made this many times with the same arguments, or a search or find that returns the same result this many
 # times, ends the run (the second gets a note).
 LOOP_CALLS = 3
+# Windows overlapping this much (IoU) show Marlin the same footage: a find over them is the same find.
+SAME_WINDOW = 0.8
 # Times an answer is sent back (it reported unverified moments, or answered before looking).
 SEND_BACKS = 2
 # Earlier turns dropped from what is sent, past this many exchanges: a small model's context is short.
@@ -178,7 +180,7 @@ class _Guard:
 
     counts: Counter = field(default_factory=Counter)
     said: dict[tuple, str] = field(default_factory=dict)
-    results: Counter = field(default_factory=Counter)
+    results: list[list] = field(default_factory=list)  # [what a result says, how many times it came back]
 
     def count(self, call: Call) -> int:
         self.counts[call.signature()] += 1
@@ -192,8 +194,12 @@ class _Guard:
         key = _result_key(result)
         if key is None:
             return 0
-        self.results[key] += 1
-        return self.results[key]
+        for seen_before in self.results:
+            if _same_result(seen_before[0], key):
+                seen_before[1] += 1
+                return seen_before[1]
+        self.results.append([key, 1])
+        return 1
 
     def repeated(self, call: Call) -> str:
         before = self.said.get(call.signature(), "")
@@ -206,10 +212,20 @@ def _result_key(result) -> tuple | None:
     """What makes two results the same: a search's shown hits; a find's video and windows (whatever words and
     numbers it was asked with); None for what is not counted (an empty result, a verification, a caption)."""
     if isinstance(result, Grounding) and result.spans:  # the windows Marlin was shown, however they were asked for
-        return ("find", result.video.id, tuple((round(s.window_start), round(s.window_end)) for s in result.spans))
+        return ("find", result.video.id, tuple((s.window_start, s.window_end) for s in result.spans))
     if isinstance(result, SearchHits) and result.hits:
-        return ("search", tuple((h.video.id, round(h.start, 1), round(h.end, 1)) for h in result.hits[:SHOWN_HITS]))
+        return ("search", "", tuple((h.video.id, round(h.start, 1), round(h.end, 1)) for h in result.hits[:SHOWN_HITS]))
     return None
+
+
+def _same_result(one: tuple, other: tuple) -> bool:
+    """The same hits; or a find over windows that each overlap an earlier one's almost wholly (the real 1.5B
+    model slid its window's start a second at a time, 14-60, 15-60, 16-61, ...)."""
+    if one[:2] != other[:2] or len(one[2]) != len(other[2]):
+        return False
+    if one[0] == "search":
+        return one[2] == other[2]
+    return all(iou(a, b) >= SAME_WINDOW for a, b in zip(one[2], other[2], strict=True))
 
 
 def _same_again(tool: str, observation: str) -> str:
