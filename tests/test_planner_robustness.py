@@ -51,7 +51,9 @@ def test_a_call_repeated_gets_a_note_and_a_third_time_ends_the_run_in_the_pipeli
      {"event": "the white circle appears", "start": 0.0, "end": 199.8}],  # the video is 200 s long
     # As the real model did it: the window's start slid a second at a time.
     [{"event": "the white circle appears", "start": 110 + at, "end": 170} for at in range(3)],
-], ids=["reworded", "renumbered", "slid"])
+    # Past the end of the video, the end is read as the video's end, not refused (the model then moved the start).
+    [{"event": "the white circle appears", "start": 110 + at, "end": 230} for at in range(3)],
+], ids=["reworded", "renumbered", "slid", "past the end"])
 def test_a_find_asked_again_over_the_same_windows_is_a_loop_whatever_its_words_or_numbers(shelf, library_env, finds):
     """The real 1.5B model once called find fifteen times in a run, only four of them new to Marlin, and never
     verified. Asked again in other words, Marlin answers the same where the event is and guesses anew where it
