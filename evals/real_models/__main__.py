@@ -13,8 +13,13 @@ the product.
     python -m evals.real_models --base-url http://127.0.0.1:18910/v1 --model qwen2.5-coder-1.5b
 
 Rows land in ``<cache>/real-models/<server>/rows.jsonl`` as each question finishes (a run that is
-stopped resumes there); the summary goes to ``evals/results/real_models.json`` and ``.md``, with
-the date and the server.
+stopped resumes there; ``--rows`` names another file, to ask again with a changed checkout); the summary
+goes to ``evals/results/real_models.json`` and ``.md``, with the date and the server (``--results`` puts
+it elsewhere). Each row keeps the planner's moves with their arguments (``calls``), so a loop can be read
+from it; ``--only "scene|question"`` (repeatable) asks those questions alone:
+
+    python -m evals.real_models --modes llm --no-injection --only "basketball_dunk|when is a timeout called?" \
+        --rows /tmp/again.jsonl --results /tmp/again
 """
 
 from __future__ import annotations
@@ -141,6 +146,10 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     parser.add_argument("--no-injection", action="store_true")
+    parser.add_argument("--only", action="append", default=[], metavar="KEY",
+                        help="ask only this question, named as the rows name it (\"scene|question\"); repeatable")
+    parser.add_argument("--rows", type=Path, help="the rows file to resume (default <cache>/real-models/<server>/"
+                                                  "rows.jsonl); a new one asks everything again with this checkout")
     args = parser.parse_args()
     served = served_from(args)
     try:
@@ -162,11 +171,14 @@ def evaluate(served: ServedModel, args) -> dict:
     for path in videos.glob("*.spans.json"):
         spans = json.loads(path.read_text())["spans"]
         truths.update({(path.name.removesuffix(".spans.json"), int(k)): tuple(v) for k, v in spans.items()})
-    questions = real_questions()[: args.limit or None]
+    unknown = set(args.only) - {q.key for q in real_questions()}
+    if unknown:
+        raise SystemExit(f"no such question: {', '.join(sorted(unknown))}")
+    questions = [q for q in real_questions() if not args.only or q.key in args.only][: args.limit or None]
     models = work / "models"
     models.mkdir(parents=True, exist_ok=True)
     tag = served.server.split(" ")[0].strip("()")
-    rows_file = work / tag / "rows.jsonl"
+    rows_file = args.rows or work / tag / "rows.jsonl"
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     done = set()
     if rows_file.exists():
