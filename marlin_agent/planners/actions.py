@@ -139,6 +139,7 @@ class Call:
 
     tool: str
     args: dict
+    repaired: str = ""  # what was changed that the model should hear about ("end 61 s is past the end ...")
 
     def signature(self) -> tuple:
         """What makes two calls the same call (numbers to a tenth of a second)."""
@@ -172,8 +173,9 @@ def unwrap(value: Any) -> dict:
 class VideoNames:
     """The videos of a question, by id and by the other names a model may use for one."""
 
-    def __init__(self, videos: dict[str, tuple[str, str]]) -> None:
+    def __init__(self, videos: dict[str, tuple[str, str]], durations: dict[str, float] | None = None) -> None:
         self.videos = videos  # id -> (title, path)
+        self.durations = durations or {}  # id -> seconds
 
     def resolve(self, given: Any) -> str:
         if not isinstance(given, str) or not given.strip():
@@ -216,9 +218,10 @@ def read_call(value: Any, names: VideoNames, event: str) -> Call:
     if missing:
         said = "; ".join(f"{n}: {move.properties[n].get('description', '')}" for n in missing)
         raise Invalid(f"{tool}: {', '.join(missing)} {'is' if len(missing) == 1 else 'are'} missing ({said})")
+    repaired = _within_video(args, names)
     if "start" in args and "end" in args and args["end"] <= args["start"]:
         raise Invalid(f"{tool}: end ({args['end']}) must come after start ({args['start']})")
-    return Call(tool, args)
+    return Call(tool, args, repaired)
 
 
 def _repair_videos(args: dict, move: Move, names: VideoNames) -> None:
@@ -228,6 +231,18 @@ def _repair_videos(args: dict, move: Move, names: VideoNames) -> None:
         args["video_ids"] = [args["video_ids"]]
     if "video_ids" in args:
         args["video_ids"] = [names.resolve(v) for v in args["video_ids"]] or None
+
+
+def _within_video(args: dict, names: VideoNames) -> str:
+    """An end past the video's end read as the video's end (the intent is clear: up to where it stops), and a line
+    saying so. Refused instead, the real 1.5B model moved the start a second at a time (0-61 s of a 50 s video,
+    then 1-61, ...) for fifteen moves."""
+    duration = names.durations.get(args.get("video_id", ""))
+    end, start = args.get("end"), args.get("start", 0.0)
+    if duration is None or not isinstance(end, int | float) or end <= duration or start >= duration:
+        return ""
+    args["end"] = duration
+    return f"(end {end:g} s is past the end of the video, {duration:.1f} s: read as {duration:.1f}.)\n"
 
 
 def _repair_numbers(args: dict, move: Move) -> None:

@@ -214,7 +214,8 @@ def _result_key(result) -> tuple | None:
     if isinstance(result, Grounding) and result.spans:  # the windows Marlin was shown, however they were asked for
         return ("find", result.video.id, tuple((s.window_start, s.window_end) for s in result.spans))
     if isinstance(result, SearchHits) and result.hits:
-        return ("search", "", tuple((h.video.id, round(h.start, 1), round(h.end, 1)) for h in result.hits[:SHOWN_HITS]))
+        return ("search", None, tuple((h.video.id, round(h.start, 1), round(h.end, 1))
+                                      for h in result.hits[:SHOWN_HITS]))
     return None
 
 
@@ -228,15 +229,8 @@ def _same_result(one: tuple, other: tuple) -> bool:
     return all(iou(a, b) >= SAME_WINDOW for a, b in zip(one[2], other[2], strict=True))
 
 
-def _failed(call: Call, exc: MarlinAgentError) -> str:
-    """A failed call as the model reads it (an error that ends every run, a server gone, is raised)."""
-    if exc.stops_run:
-        raise exc
-    return f"{call.tool} failed: {exc.message}. {exc.hint or ''}".strip()
-
-
 def _same_again(tool: str, observation: str) -> str:
-    first = observation.split("\nNext:")[0].split(". Next:")[0][:400]
+    first = observation.split("\nNext:")[0].split(". Next:")[0][:400]  # without the step it suggested
     step = ("verify the spans it proposed, then answer" if tool == "find"
             else "find the event around the best hit, verify the span, then answer")
     what = "asked over this window of this video" if tool == "find" else "returned these hits"
@@ -305,7 +299,8 @@ class LLMPlanner:
     async def _opening(self, run: RunContext, question: str, event: str,
                        video_ids: list[str]) -> tuple[str, VideoNames]:
         listed = await self.tools.list_videos(run)
-        names = VideoNames({e.video.id: (e.video.title, e.video.path) for e in listed.videos})
+        names = VideoNames({e.video.id: (e.video.title, e.video.path) for e in listed.videos},
+                           {e.video.id: e.duration for e in listed.videos})
         text = (f"Question: {question.strip()}\nThe event asked about, in plain words: {quoted(event)}\n"
                 f"{seen(listed, event)}\nReply with your first move.")
         return text, names
@@ -374,10 +369,6 @@ class LLMPlanner:
     async def _make(self, run: RunContext, call: Call, guard: _Guard, event: str,
                     outcome: _Outcome) -> tuple[str, str | None]:
         """(what the model reads of the call, why the run stops: None to go on)."""
-        try:
-            call, past_the_end = await self._within_video(run, call)
-        except MarlinAgentError as exc:
-            return _failed(call, exc), None
         times = guard.count(call)
         if times >= LOOP_CALLS:
             return "", f"it called {call.tool} with the same arguments {times} times"
@@ -388,29 +379,18 @@ class LLMPlanner:
         except BudgetExhausted as exc:
             return "", f"budget exhausted: {exc.message}"
         except MarlinAgentError as exc:
-            return _failed(call, exc), None
+            if exc.stops_run:
+                raise
+            return f"{call.tool} failed: {exc.message}. {exc.hint or ''}".strip(), None
         outcome.looked = outcome.looked or call.tool in ("find", "verify")
         asked = (call.args["start"], call.args["end"]) if {"start", "end"} <= set(call.args) else None
-        observation = past_the_end + seen(result, call.args.get("event", event), asked)
+        observation = call.repaired + seen(result, call.args.get("event", event), asked)
         guard.said[call.signature()] = observation
         again = guard.returned(result)
         if again >= LOOP_CALLS:
             what = "over the same window of a video" if call.tool == "find" else "and got back the same hits"
             return "", f"it called {call.tool} {again} times {what}, in other words each time"
         return (_same_again(call.tool, observation) if again == 2 else observation), None
-
-    async def _within_video(self, run: RunContext, call: Call) -> tuple[Call, str]:
-        """The call with a window that runs past the video's end cut at the end (the intent is clear: up to
-        where the video stops), and a line saying so. The real 1.5B model, told 0–61 s was not inside a 50 s
-        video, moved the start instead, fifteen times."""
-        if call.tool not in ("find", "caption") or not isinstance(call.args.get("end"), int | float):
-            return call, ""
-        duration = (await self.tools.video_info(run, call.args["video_id"])).duration
-        start = call.args.get("start")
-        if call.args["end"] <= duration or (isinstance(start, int | float) and start >= duration):
-            return call, ""
-        said = f"(end {call.args['end']:g} s is past the end of the video, {duration:.1f} s: read as {duration:.1f}.)\n"
-        return Call(call.tool, {**call.args, "end": duration}), said
 
     def _premature(self, run: RunContext, call: Call, outcome: _Outcome) -> str | None:
         """Why an answer cannot be taken yet (None when it can): it reports a moment that never passed

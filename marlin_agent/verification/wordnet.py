@@ -53,6 +53,7 @@ class Synset:
     lexname: int
     words: tuple[str, ...]
     pointers: tuple[tuple[str, str, int, int], ...]  # (symbol, target id, source word no., target word no.)
+    gloss: str = ""  # the definition, without its examples: "fall down, as if collapsing" (topple)
     by_symbol: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)  # symbol -> target ids
 
     def related(self, *symbols: str) -> list[str]:
@@ -126,7 +127,6 @@ class WordNet:
         self.lookup = lru_cache(maxsize=65536)(self._lookup)
         self.depth = lru_cache(maxsize=65536)(self._depth)
         self._forms = lru_cache(maxsize=65536)(self._base_forms)
-        self.gloss = lru_cache(maxsize=65536)(self._gloss)
 
     def _map(self, name: str) -> mmap.mmap:
         with self._lock:
@@ -165,7 +165,8 @@ class WordNet:
         data = self._map(f"data.{_FILE_POS[pos]}")
         start = int(offset)
         end = data.find(b"\n", start)
-        fields = data[start:end].decode().split(" | ")[0].split()
+        line, _, gloss = data[start:end].decode().partition(" | ")
+        fields = line.split()
         lexname, word_count = int(fields[1]), int(fields[3], 16)
         words = tuple(fields[4 + 2 * i].split("(")[0].lower() for i in range(word_count))
         at = 4 + 2 * word_count
@@ -180,15 +181,8 @@ class WordNet:
         for symbol, target, _, _ in pointers:
             grouped[symbol].append(target)
         return Synset(id=synset_id, pos=pos, lexname=lexname, words=words, pointers=tuple(pointers),
+                      gloss=gloss.split(";")[0].strip(),
                       by_symbol={symbol: tuple(targets) for symbol, targets in grouped.items()})
-
-    def _gloss(self, synset_id: str) -> str:
-        """The synset's definition, without its examples: "fall down, as if collapsing" (topple)."""
-        pos, offset = synset_id.split(":")
-        data = self._map(f"data.{_FILE_POS[pos]}")
-        start = int(offset)
-        line = data[start:data.find(b"\n", start)].decode()
-        return line.split(" | ", 1)[1].split(";")[0].strip() if " | " in line else ""
 
     def _exception_forms(self, pos: str) -> dict[str, tuple[str, ...]]:
         with self._lock:

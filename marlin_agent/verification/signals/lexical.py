@@ -470,7 +470,7 @@ class LexicalAligner:
         ("fall or come down violently" → fall, come; "move away or escape suddenly" → move, escape). None when
         the definition names the word itself ("throw a glance at": a light verb, not a genus)."""
         synset = self.wordnet.synset(sense)
-        gloss = self.wordnet.gloss(sense).lower()
+        gloss = synset.gloss.lower()
         said = re.findall(r"[a-z]+", gloss)
         if any(word in said for word in synset.words if "_" not in word):
             return frozenset()
