@@ -9,6 +9,7 @@ here yet is left to the command, which says how to fetch it.
 
 from __future__ import annotations
 
+import importlib
 import threading
 
 from marlin_agent.config import Settings
@@ -31,6 +32,16 @@ EMBEDDER = "embedding model"
 ENTAILMENT = "verification model"
 WORDNET = "WordNet"
 CERTIFICATES = "certificates"
+
+
+def import_module(name: str) -> None:
+    """Import one of ``WORK_MODULES`` (or any module) ahead of its use. lancedb goes through
+    ``library.lance_import``, which a command's reads of its compiled core share a lock with."""
+    if name.split(".")[0] == "lancedb":
+        from marlin_agent.library.lance_import import import_lancedb
+
+        import_lancedb()
+    importlib.import_module(name)
 
 
 def warm(settings: Settings) -> list[str]:

@@ -12,12 +12,14 @@ import re
 import shutil
 import threading
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from marlin_agent.errors import DbReadOnly, DbUnavailable, MissingDependency
+from marlin_agent.library.lance_import import import_lancedb, lancedb_core
+from marlin_agent.library.lance_reads import CoreReads
 from marlin_agent.library.protocol import TABLES, Where
 from marlin_agent.library.storage_errors import storage_errors, translated
 
@@ -34,36 +36,16 @@ _METADATA_CACHE_BYTES = 64 * 1024 * 1024
 _IDS_PER_DELETE = 500
 
 
-def _import_lancedb():
-    """lancedb, without the REST catalogue client it loads eagerly and a local index never uses.
+T = TypeVar("T")
 
-    That generated client's package imports every API class at once, about 1.5 s of every
-    command that reads the index. Its package is registered here as a bare namespace, so its
-    ``models`` (which lancedb does use) load on their own and the API classes only when asked
-    for. Should a lancedb release need more of it at import time, the plain import is used."""
-    import importlib.util
-    import sys
-    import types
 
-    if sys.modules.get("lancedb") is not None:
-        return sys.modules["lancedb"]
-    client = "lance_namespace_urllib3_client"
-    spec = importlib.util.find_spec(client)
-    if spec is not None and spec.submodule_search_locations and client not in sys.modules:
-        bare = types.ModuleType(client)
-        bare.__path__, bare.__spec__ = list(spec.submodule_search_locations), spec
-        sys.modules[client] = bare
-        try:
-            import lancedb
-
-            return lancedb
-        except Exception:  # noqa: BLE001 - retried below with the package's own import
-            for name in [n for n, module in sys.modules.items()
-                         if module is not None and n.split(".")[0] in ("lancedb", "lance_namespace", client)]:
-                del sys.modules[name]
-    import lancedb
-
-    return lancedb
+def _core_reads(uri: str) -> CoreReads | None:
+    """A reader of the local index at ``uri`` through lancedb's compiled core; None when that cannot be had."""
+    try:
+        core = lancedb_core()
+        return CoreReads(core, uri, _METADATA_CACHE_BYTES) if core is not None else None
+    except Exception:  # noqa: BLE001 - the whole API is used instead, and says what is wrong
+        return None
 
 
 def _store_reason(exc: Exception) -> str:
@@ -139,10 +121,6 @@ class LanceStore:
     health_checks: ClassVar[str | None] = "lance"  # its files are what library.health reads and mends
 
     def __init__(self, uri: str) -> None:
-        try:
-            lancedb = _import_lancedb()
-        except ImportError as exc:
-            raise MissingDependency("The footage library", "library") from exc
         self.uri = uri
         if "://" not in uri and not Path(uri).is_dir():
             try:
@@ -152,19 +130,50 @@ class LanceStore:
         self._lock = threading.RLock()
         self._tables: dict[str, object] = {}
         self._partitions: int | None = None
+        self._connection = None
+        # A local index is read through lancedb's compiled core until something needs its whole API
+        # (a write, upkeep, repair): a command that only reads never imports it (library.lance_reads).
+        self._reads = _core_reads(uri) if "://" not in uri else None
         try:
-            # See other processes' writes at once: an index run and a search may overlap. Object
-            # stores take their credentials and endpoint from the environment (AWS_*, GOOGLE_*,
-            # AZURE_*), which LanceDB reads itself.
-            # A bounded cache: LanceDB's default keeps every table version's metadata it has seen, so a
-            # process that writes for hours (a watch, the MCP server) grew by ~5 MB per 100 writes.
-            session = lancedb.Session(metadata_cache_size_bytes=_METADATA_CACHE_BYTES)
-            self._db = lancedb.connect(uri, read_consistency_interval=timedelta(0), session=session)
+            if self._reads is None:
+                self._db  # noqa: B018 - connect now: a bucket that cannot be reached says so here
             self.meta()  # an unreadable folder or bucket says so now, not at the first search
         except (OSError, ValueError, RuntimeError) as exc:
             if "://" not in uri:
                 raise translated(exc, uri, "opening it") or exc from exc
             raise DbUnavailable(f"cannot open the index at {uri}: {_store_reason(exc)}") from None
+
+    @property
+    def _db(self):
+        """lancedb's connection (its whole API), made on first need."""
+        if self._connection is None:
+            with self._lock:
+                if self._connection is None:
+                    try:
+                        lancedb = import_lancedb()
+                    except ImportError as exc:
+                        raise MissingDependency("The footage library", "library") from exc
+                    # See other processes' writes at once: an index run and a search may overlap. Object
+                    # stores take their credentials and endpoint from the environment (AWS_*, GOOGLE_*,
+                    # AZURE_*), which LanceDB reads itself.
+                    # A bounded cache: LanceDB's default keeps every table version's metadata it has seen,
+                    # so a process that writes for hours (a watch, the MCP server) grew by ~5 MB per 100 writes.
+                    session = lancedb.Session(metadata_cache_size_bytes=_METADATA_CACHE_BYTES)
+                    self._connection = lancedb.connect(self.uri, read_consistency_interval=timedelta(0),
+                                                       session=session)
+        return self._connection
+
+    def _through_core(self, read: Callable[[CoreReads], T]) -> T | None:
+        """``read`` by the compiled core while nothing here has needed the whole API; None once something
+        has, or when the core fails (the whole API then reads, and reports what is wrong as it always has)."""
+        reads = self._reads
+        if reads is None or self._connection is not None:
+            return None
+        try:
+            return read(reads)
+        except Exception:  # noqa: BLE001 - the same read is made again through the whole API
+            self._reads = None
+            return None
 
     # --- tables -------------------------------------------------------------------------
 
@@ -172,7 +181,9 @@ class LanceStore:
         return self._names()
 
     def _names(self) -> set[str]:
-        names: set[str] = set()
+        if (names := self._through_core(CoreReads.table_names)) is not None:
+            return names
+        names = set()
         token = None
         while True:
             page = self._db.list_tables(page_token=token) if token else self._db.list_tables()
@@ -245,6 +256,9 @@ class LanceStore:
     # --- settings -----------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
+        rows = self._through_core(lambda reads: reads.scan("meta") if "meta" in reads.table_names() else [])
+        if rows is not None:
+            return {row["key"]: row["value"] for row in rows}
         table = self._open("meta") if "meta" in self._names() else None
         if table is None:
             return {}
@@ -269,6 +283,9 @@ class LanceStore:
     def rows(self, table: str, where: Where | None = None, columns: Sequence[str] | None = None) -> list[dict]:
         if table not in self._names():
             return []
+        core = self._through_core(lambda reads: reads.scan(table, _sql(where), columns))
+        if core is not None:
+            return core
         query = self._table(table).search()
         if (condition := _sql(where)) is not None:
             query = query.where(condition)
@@ -293,17 +310,28 @@ class LanceStore:
     # --- the two rankings of segments ---------------------------------------------------
 
     def nearest(self, vector: Sequence[float], k: int, where: Where | None = None) -> list[tuple[dict, float]]:
+        if self._ranks_nothing(where):
+            return []
+        core = self._through_core(lambda reads: reads.nearest(vector, k, _sql(where), self._probes()))
+        if core is not None:
+            return [(row, row.pop("_distance")) for row in core]
         query = self._table("segments").search(list(vector), vector_column_name="vector").nprobes(self._probes())
         return [(row, row.pop("_distance")) for row in self._ranked(query, k, where)]
 
     def matching(self, text: str, k: int, where: Where | None = None) -> list[tuple[dict, float]]:
+        if self._ranks_nothing(where):
+            return []
+        core = self._through_core(lambda reads: reads.matching(text, k, _sql(where)))
+        if core is not None:
+            return [(row, row.pop("_score")) for row in core]
         query = self._table("segments").search(text, query_type="fts", fts_columns="text")
         return [(row, row.pop("_score")) for row in self._ranked(query, k, where)]
 
+    def _ranks_nothing(self, where: Where | None) -> bool:
+        return "segments" not in self._names() or _sql(where) == "false"
+
     def _ranked(self, query, k: int, where: Where | None) -> list[dict]:
-        if "segments" not in self._names() or (condition := _sql(where)) == "false":
-            return []
-        if condition:
+        if condition := _sql(where):
             query = query.where(condition, prefilter=True)
         # No select(): naming columns makes LanceDB 0.40 log a deprecation warning per query.
         return query.limit(k).to_arrow().drop_columns(["vector"]).to_pylist()
@@ -378,6 +406,7 @@ class LanceStore:
         """Open every table afresh next time (after a repair changed them underneath)."""
         with self._lock:
             self._tables.clear()
+            self._reads = None
 
     def rebuild_search_indexes(self) -> None:
         """Build the full-text index of segments again (and the vector index, when it has one)."""

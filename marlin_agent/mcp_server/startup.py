@@ -11,7 +11,6 @@ thread is still initialising (``partially initialized module 'lancedb' has no at
 from __future__ import annotations
 
 import asyncio
-import importlib
 import threading
 import time
 
@@ -41,10 +40,10 @@ class Startup:
     def _load(self, delay: float) -> None:
         time.sleep(delay)
         try:
-            from marlin_agent.app.warm import WORK_MODULES, warm
+            from marlin_agent.app.warm import WORK_MODULES, import_module, warm
 
             for name in WORK_MODULES:
-                importlib.import_module(name)
+                import_module(name)
             warm(self.settings)  # never fails: a model that is missing is reported by the call that needs it
         except BaseException as exc:  # noqa: BLE001 - re-raised in every call that waits
             self._error = exc

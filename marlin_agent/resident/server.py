@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import fcntl
 import functools
-import importlib
 import json
 import os
 import signal
@@ -47,11 +46,11 @@ _ACCEPT_POLL = 5.0
 
 def _preload() -> bool:
     """Import what the children share; False when something that must not precede a fork came with it."""
-    from marlin_agent.app.warm import WORK_MODULES
+    from marlin_agent.app.warm import WORK_MODULES, import_module
 
     for name in WORK_MODULES + FRONT_DOOR_MODULES:
         try:
-            importlib.import_module(name)
+            import_module(name)
         except ImportError:
             pass  # an extra that is not installed: the command says so itself, as it would alone
     # LanceDB resets its runtime in a forked child and warns once that fork support is new; a child
