@@ -12,9 +12,11 @@ import random
 import subprocess
 import sys
 import textwrap
+from types import SimpleNamespace
 
 import pytest
 
+from marlin_agent.library.health import mend_search_indexes
 from marlin_agent.library.lance import LanceStore
 from marlin_agent.library.lance_reads import CoreReads
 
@@ -73,6 +75,8 @@ READS = {
     "matching words": lambda s: s.matching("red circle", 15),
     "matching words in events": lambda s: s.matching("player kicks the ball", 9, {"kind": "event"}),
     "matching nothing asked": lambda s: s.matching("circle", 5, {"video_id": []}),
+    "counts": lambda s: [s.count("segments"), s.count("segments", {"kind": "event"}), s.count("videos", {"id": []})],
+    "indexes and a sample": lambda s: [s.indexed_columns("segments"), s.first_value("segments", "text")],
 }
 
 
@@ -81,6 +85,13 @@ def test_the_core_reads_what_the_whole_api_reads_in_the_same_order(index, read):
     core, whole = _core_store(index), _whole_api_store(index)
     assert READS[read](core) == READS[read](whole)
     assert core._connection is None, "the read was made by the core, not by the whole API"
+
+
+def test_the_check_of_the_search_indexes_every_index_run_makes_reads_through_the_core(index):
+    store = _core_store(index)
+    library = SimpleNamespace(store=store, embedder=SimpleNamespace(dim=DIM), uri=store.uri)
+    assert mend_search_indexes(library) is False  # intact: nothing to rebuild
+    assert store._connection is None
 
 
 def test_with_a_vector_index_the_core_probes_as_the_whole_api_does(tmp_path):

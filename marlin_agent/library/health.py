@@ -65,25 +65,25 @@ def _read_whole(table) -> str | None:
     return None
 
 
-def _search_indexes(library: Library, table) -> list[str]:
-    """What is wrong with the segments' full-text and vector indexes."""
+def _search_indexes(library: Library, store) -> list[str]:
+    """What is wrong with the segments' full-text and vector indexes: each is listed and queried once,
+    through the store's own reads (a command that only reads never needs more of LanceDB for this)."""
     problems = []
-    indices = table.list_indices()
-    if not any(index.columns == ["text"] for index in indices):
+    indexed = store.indexed_columns("segments")
+    if ["text"] not in indexed:
         problems.append("the full-text index of segments is missing")
     else:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 # A word the table holds: the index must then be read (a stop word would skip it).
-                sample = table.search().select(["text"]).limit(1).to_list()
-                word = max((sample[0]["text"] if sample else "footage").split(), key=len, default="footage")
-                table.search(word, query_type="fts", fts_columns="text").limit(1).to_list()
+                word = max((store.first_value("segments", "text") or "footage").split(), key=len, default="footage")
+                store.matching(word, 1)
         except Exception as exc:  # noqa: BLE001
             problems.append(f"the full-text index of segments is damaged: {reason(exc)}")
-    if any(index.columns == ["vector"] for index in indices):
+    if ["vector"] in indexed:
         try:
-            table.search([0.0] * library.embedder.dim, vector_column_name="vector").limit(1).to_list()
+            store.nearest([0.0] * library.embedder.dim, 1)
         except Exception as exc:  # noqa: BLE001
             problems.append(f"the vector index of segments is damaged: {reason(exc)}")
     return problems
@@ -152,7 +152,7 @@ def check(library: Library) -> IndexHealth:
             problems.append(f"table {name}: {health.problem}")
         report.append(health)
     if "segments" in readable:
-        problems += _search_indexes(library, readable["segments"])
+        problems += _search_indexes(library, store)
     if not any(p.startswith("table ") for p in problems):
         problems += _agreement(readable)
     return IndexHealth(uri=library.uri, tables=report, problems=problems)
@@ -183,8 +183,7 @@ def mend_search_indexes(library: Library) -> bool:
     store = _lance(library)
     if store is None or "segments" not in store.tables():
         return False
-    segments = store.raw_table("segments")
-    if segments.count_rows() == 0 or not _search_indexes(library, segments):
+    if store.count("segments") == 0 or not _search_indexes(library, store):
         return False
     store.rebuild_search_indexes()
     return True
@@ -216,8 +215,7 @@ def repair(library: Library) -> RepairReport:
     if missing:
         library.create_tables()
         report.restored += [f"{name}: made again, empty (its folder was deleted)" for name in missing]
-    segments = store.raw_table("segments") if "segments" in store.tables() else None
-    if segments is not None and _search_indexes(library, segments):
+    if "segments" in store.tables() and _search_indexes(library, store):
         store.rebuild_search_indexes()
         report.rebuilt.append("the full-text index of segments")
     library.forget_stray_segments()  # their chunks are gone: captioned again, they would be there twice

@@ -302,10 +302,10 @@ class LanceStore:
                     self._table(table).delete(condition or "true")
 
     def count(self, table: str, where: Where | None = None) -> int:
-        if table not in self._names():
+        if table not in self._names() or (condition := _sql(where)) == "false":
             return 0
-        condition = _sql(where)
-        return 0 if condition == "false" else self._table(table).count_rows(condition)
+        core = self._through_core(lambda reads: reads.count(table, condition))
+        return core if core is not None else self._table(table).count_rows(condition)
 
     # --- the two rankings of segments ---------------------------------------------------
 
@@ -392,6 +392,22 @@ class LanceStore:
             self._tables.pop(table, None)
 
     # LanceDB's own: what `doctor` and `index --repair` (library.health) read and mend.
+
+    def indexed_columns(self, table: str) -> list[list[str]]:
+        """The columns of each index of ``table`` (none when it does not exist)."""
+        if table not in self._names():
+            return []
+        core = self._through_core(lambda reads: reads.indexed_columns(table))
+        return core if core is not None else [list(index.columns) for index in self._table(table).list_indices()]
+
+    def first_value(self, table: str, column: str):
+        """``column`` of one row of ``table``; None when it has none."""
+        if table not in self._names():
+            return None
+        rows = self._through_core(lambda reads: reads.scan(table, columns=[column], limit=1))
+        if rows is None:
+            rows = self._table(table).search().select([column]).limit(1).to_list()
+        return rows[0][column] if rows else None
 
     def raw_table(self, name: str):
         """The table as stored, opened afresh (no cached handle, nothing created)."""

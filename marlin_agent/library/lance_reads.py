@@ -76,9 +76,29 @@ class CoreReads:
                 self._tables.setdefault(name, table)
         return table
 
-    def scan(self, table: str, condition: str | None = None, columns: Sequence[str] | None = None) -> list[dict]:
-        """Every row ``condition`` names (all without it), with only ``columns`` when given."""
+    def count(self, table: str, condition: str | None = None) -> int:
+        opened = self._table(table)
+
+        async def counted() -> int:
+            return await opened.count_rows(condition)
+
+        return _run(counted)
+
+    def indexed_columns(self, table: str) -> list[list[str]]:
+        """The columns of each index of ``table``."""
+        opened = self._table(table)
+
+        async def listed():
+            return await opened.list_indices()
+
+        return [list(index.columns) for index in _run(listed)]
+
+    def scan(self, table: str, condition: str | None = None, columns: Sequence[str] | None = None,
+             limit: int | None = None) -> list[dict]:
+        """Every row ``condition`` names (all without it, up to ``limit``), with only ``columns`` when given."""
         query = self._table(table).query()
+        if limit is not None:
+            query.limit(limit)
         if columns:
             query.select_columns(list(columns))
         if condition is not None:
