@@ -8,12 +8,11 @@ import uuid
 from fractions import Fraction
 from pathlib import Path
 
-import av
-
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import VideoUnreadable
 from marlin_agent.media.seeking import frames_from, stream_start
 
+# PyAV is imported where a clip is cut (see media.probe).
 # Context either side of a moment, so the clip starts before the action does.
 DEFAULT_PAD = 1.0
 _MAX_HEIGHT = 1080
@@ -32,6 +31,7 @@ def _size(width: int, height: int) -> tuple[int, int]:
 
 def cut_clip(video: VideoInfo, start: float, end: float, folder: Path, pad: float = DEFAULT_PAD) -> Path:
     """Write ``[start - pad, end + pad]`` of ``video`` to ``folder`` as H.264 (+ AAC when it has sound)."""
+    import av
     lo, hi = max(0.0, start - pad), min(video.duration, end + pad)
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / _name(video, lo, hi)
@@ -98,6 +98,7 @@ def _copy_picture(source, sink, out, video: VideoInfo, lo: float, hi: float) -> 
 
 
 def _copy_sound(source, sink, out, lo: float, hi: float) -> None:
+    import av
     stream = source.streams.audio[0]
     rate = out.rate
     layout = out.layout.name

@@ -4,13 +4,17 @@ from __future__ import annotations
 
 from fractions import Fraction
 from pathlib import Path
-
-import av
+from typing import TYPE_CHECKING
 
 from marlin_agent.domain import VideoInfo
 from marlin_agent.errors import VideoEmpty, VideoNotFound, VideoTruncated, VideoUnreadable
 from marlin_agent.media.content_id import content_id, remembered
 from marlin_agent.media.seeking import frames_from, stream_start
+
+# PyAV (a tenth of a second to import) is imported where a file is read: an `ask` over footage already
+# probed reads none.
+if TYPE_CHECKING:
+    import av
 
 # A file whose last decodable frame is this far before its declared end is truncated.
 _TRUNCATION_SLACK = 2.0
@@ -22,6 +26,7 @@ _OVERRUN_SLACK = 2.0
 
 
 def _declared_duration(container: av.container.InputContainer, stream) -> float | None:
+    import av
     if stream.duration is not None and stream.time_base is not None:
         return float(stream.duration * stream.time_base)
     if container.duration is not None:
@@ -43,6 +48,7 @@ def _scanned_duration(container: av.container.InputContainer, stream) -> float |
 def _stream_end(container, stream, declared: float) -> float | None:
     """Where the video stream's packets really end: demuxed (not decoded) from just before the
     declared end, so a truthful file costs a second of packets and a lying one is read to its end."""
+    import av
     origin = stream_start(stream)
     last = None
     try:
@@ -69,6 +75,7 @@ def _looks_like_video_container(path: Path) -> bool:
 
 
 def _open(path: Path) -> av.container.InputContainer:
+    import av
     try:
         return av.open(str(path), mode="r", metadata_errors="ignore")
     except (av.FFmpegError, UnicodeDecodeError) as exc:
@@ -81,6 +88,7 @@ def _open(path: Path) -> av.container.InputContainer:
 
 
 def _first_frame(container, stream, path: Path) -> av.VideoFrame:
+    import av
     try:
         for frame in container.decode(stream):
             return frame
@@ -91,6 +99,7 @@ def _first_frame(container, stream, path: Path) -> av.VideoFrame:
 
 def _check_tail(container, stream, path: Path, duration: float) -> None:
     """Decode near the declared end: a truncated copy declares footage it no longer holds."""
+    import av
     origin = stream_start(stream)
     last_time = None
     try:

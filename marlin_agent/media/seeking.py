@@ -10,8 +10,12 @@ moment; in an indexed container one seek is right (and nothing decodable after i
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
-import av
+# PyAV (a tenth of a second to import) is imported where a file is read: an `ask` over footage already
+# probed reads none.
+if TYPE_CHECKING:
+    import av
 
 
 def stream_start(stream: av.video.stream.VideoStream) -> float:

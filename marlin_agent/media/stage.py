@@ -15,8 +15,8 @@ import os
 import uuid
 from fractions import Fraction
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import av
 import numpy as np
 
 from marlin_agent.domain import Chunk, StagedClip, VideoInfo
@@ -24,6 +24,10 @@ from marlin_agent.errors import VideoUnreadable
 from marlin_agent.media.clip_cache import touch
 from marlin_agent.media.disk_space import disk_full, is_disk_full
 from marlin_agent.media.seeking import frames_from, stream_start
+
+# PyAV is imported where a clip is made: a window staged before needs none (see media.probe).
+if TYPE_CHECKING:
+    import av
 
 # Bump when the staged bytes would change for the same inputs.
 STAGE_VERSION = 1
@@ -71,6 +75,7 @@ def _sampled_frames(container, stream, chunk: Chunk, fps: float):
 
 def _upright(frame: av.VideoFrame, width: int, height: int, rotation: int) -> av.VideoFrame:
     # Area averaging is the right filter for shrinking and costs half of bicubic.
+    import av
     if rotation == 0:
         return frame.reformat(width=width, height=height, format="yuv420p", interpolation="AREA")
     stored_w, stored_h = (height, width) if rotation in (90, 270) else (width, height)
@@ -96,6 +101,7 @@ def _tune_decoder(stream, video: VideoInfo, fps: float, max_pixels: int, threads
 
 def _encode(video: VideoInfo, chunk: Chunk, target: Path, fps: float, max_pixels: int,
             decoder_threads: int) -> tuple[int, int, int]:
+    import av
     width, height = staged_size(video.width, video.height, max_pixels)
     rate = _rate(fps)
     frames = 0
@@ -148,6 +154,8 @@ def stage_clip(
             return staged
         except ValueError:
             pass  # a damaged sidecar: stage again below
+    import av
+
     folder.mkdir(parents=True, exist_ok=True)
     # Unique per writer: two tasks may stage the same window at once.
     partial = folder / f"{key}.{uuid.uuid4().hex[:12]}.partial.mp4"
