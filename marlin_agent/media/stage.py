@@ -128,6 +128,18 @@ def _encode(video: VideoInfo, chunk: Chunk, target: Path, fps: float, max_pixels
     return width, height, frames
 
 
+def _staged_before(clip: Path, sidecar: Path) -> StagedClip | None:
+    """The clip staged for this window before, when it is whole (its sidecar is written last)."""
+    if not (clip.is_file() and sidecar.is_file()):
+        return None
+    try:
+        staged = StagedClip.model_validate_json(sidecar.read_text())
+    except ValueError:
+        return None  # a damaged sidecar: staged again
+    touch(sidecar)  # used again: the last to be pruned
+    return staged
+
+
 def stage_clip(
     video: VideoInfo,
     chunk: Chunk,
@@ -147,13 +159,8 @@ def stage_clip(
     folder = cache_dir / "clips" / video.content_id[:16]
     clip_path = folder / f"{key}.mp4"
     meta_path = folder / f"{key}.json"
-    if clip_path.is_file() and meta_path.is_file():
-        try:
-            staged = StagedClip.model_validate_json(meta_path.read_text())
-            touch(meta_path)  # used again: the last to be pruned
-            return staged
-        except ValueError:
-            pass  # a damaged sidecar: stage again below
+    if (staged := _staged_before(clip_path, meta_path)) is not None:
+        return staged
     import av
 
     folder.mkdir(parents=True, exist_ok=True)
