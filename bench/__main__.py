@@ -177,9 +177,9 @@ def render(results: dict) -> str:
             "import, and search leaves indexing, Marlin's client and PyAV unloaded (same-run A/B against the "
             "checkout before, medians of 9 whole commands: search 1.84 -> 1.66 s, ask 2.91 -> 2.76 s). Since the "
             "same day a command that only reads the index reads it through LanceDB's compiled core and never imports "
-            "its Python layer (0.45-0.6 s on its own; library/lance_reads.py): three runs of this bench on a shared "
-            "machine gave search 2.08x, 2.04x, 1.77x and ask 4.4x, 4.27x, 3.48x, against 3.24x and 5.59x the run "
-            "before. What is left of a cold ask is mostly the entailment model's load (its 128,000-piece tokenizer "
+            "its Python layer (0.45-0.6 s on its own; library/lance_reads.py): four runs of this bench on a shared "
+            "machine gave search 2.08x, 2.04x, 1.77x, 2.2x and ask 4.4x, 4.27x, 3.48x, 4.1x (PyAV no longer "
+            "imported by an ask over probed footage from the fourth on), against 3.24x and 5.59x the run before. What is left of a cold ask is mostly the entailment model's load (its 128,000-piece tokenizer "
             "alone takes 0.4 s), on a thread from the moment the settings are read. MCP's cold start is the SDK's "
             "own import (about 0.55 s: two protocol eras of generated types) after the CLI's start, so its target is "
             "not met cold; the resident's is.",
