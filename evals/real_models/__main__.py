@@ -44,15 +44,14 @@ from marlin_agent.verification.spans import iou
 MODES = ("pipeline", "llm")
 
 
-def _moves(answer) -> list[str]:
-    return [step.detail.removeprefix("move: ").split(" ", 1)[0] for step in answer.trace
-            if step.step == "planner" and step.detail.startswith("move: ")]
-
-
 def _calls(answer) -> list[str]:
     """Each move as the planner made it (tool and arguments), so a loop can be read from the rows."""
     return [step.detail.removeprefix("move: ")[:240] for step in answer.trace
             if step.step == "planner" and step.detail.startswith("move: ")]
+
+
+def _moves(answer) -> list[str]:
+    return [call.split(" ", 1)[0] for call in _calls(answer)]
 
 
 def _grounded(answer) -> bool:
