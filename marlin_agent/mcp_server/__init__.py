@@ -72,5 +72,10 @@ def build_server(settings: Settings, roots: list[str | Path] | None = None, verb
     return server
 
 
-def serve_stdio(settings: Settings, roots: list[str | Path] | None = None, verbose: bool = False) -> None:
-    build_server(settings, roots, verbose=verbose, preload=True).run("stdio")
+def serve_stdio(settings: Settings, roots: list[str] | None = None, verbose: bool = False) -> None:
+    """Serve on stdio; a host's opening requests are answered from an earlier start's replies while the SDK loads
+    (``opening``)."""
+    from marlin_agent.mcp_server.opening import serve_stdio_from_record
+
+    serve_stdio_from_record(settings, roots, verbose, lambda: build_server(settings, roots, verbose=verbose,
+                                                                           preload=True))
