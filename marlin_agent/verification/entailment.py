@@ -31,6 +31,7 @@ from marlin_agent.errors import ModelUnavailable
 from marlin_agent.loaded_model import LoadedOnce, tokenizer_type
 from marlin_agent.model_store import resolve_model
 from marlin_agent.onnx_session import open_session, original_length
+from marlin_agent.verification.unigram_pieces import PiecewiseUnigram
 
 _CACHE_PAIRS = 4096
 # Pairs are short (20-40 tokens), too short for two threads to share one well: one thread each, as many
@@ -86,10 +87,16 @@ class EntailmentModel(LoadedOnce):
         self._opened_from(files[0])
         self._inputs = {i.name for i in session.get_inputs()}
         length = int(config.get("marlin_max_length") or original_length(session) or _MAX_TOKENS)
-        tokenizer = read_tokenizer(str(self.folder / "tokenizer.json"))
-        tokenizer.enable_truncation(length)
-        tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
-        self._tokenizer = tokenizer
+        # A large Unigram vocabulary takes a few tenths of a second to build, with every other thread stalled:
+        # the pieces each pair needs are enough (unigram_pieces), once their record is kept beside the graphs.
+        quick = PiecewiseUnigram.open(self.folder / "tokenizer.json", self.graphs, length)
+        if quick is not None:
+            self._encode = quick.encode
+        else:
+            tokenizer = read_tokenizer(str(self.folder / "tokenizer.json"))
+            tokenizer.enable_truncation(length)
+            tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
+            self._encode = tokenizer.encode
         return session
 
     def _run(self, pair: tuple[str, str]) -> Entailment:
@@ -97,7 +104,7 @@ class EntailmentModel(LoadedOnce):
         one scale: a pair's score would then depend on the pairs it happened to be batched with."""
         session = self._load()
         premise, hypothesis = pair
-        encoded = self._tokenizer.encode(*((hypothesis, premise) if self._hypothesis_first else (premise, hypothesis)))
+        encoded = self._encode(*((hypothesis, premise) if self._hypothesis_first else (premise, hypothesis)))
         feeds = {"input_ids": np.array([encoded.ids], dtype=np.int64),
                  "attention_mask": np.array([encoded.attention_mask], dtype=np.int64),
                  "token_type_ids": np.array([encoded.type_ids], dtype=np.int64)}
