@@ -8,6 +8,7 @@ beside it, so any later command (or another process) can find, check and stop it
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import re
@@ -17,13 +18,13 @@ import socket
 import subprocess
 import sys
 import time
+import urllib.request
 import venv
 from dataclasses import replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Literal
 
-import httpx
 from pydantic import BaseModel
 
 from marlin_agent.config import Settings
@@ -157,9 +158,12 @@ def _tail(path: Path, lines: int = 20, since: int = 0) -> str:
 
 
 def _healthy(base_url: str, timeout: float = 2.0) -> bool:
+    # The standard library's client, not a proxy's route: every library command may ask, and the engine is here.
+    direct = urllib.request.build_opener(urllib.request.ProxyHandler({}))
     try:
-        return httpx.get(base_url + "/models", timeout=timeout).status_code == 200
-    except httpx.HTTPError:
+        with direct.open(base_url + "/models", timeout=timeout) as response:
+            return response.status == 200
+    except (OSError, ValueError, http.client.HTTPException):
         return False
 
 

@@ -6,8 +6,6 @@ video input; each has a native endpoint of its own that identifies it.
 
 from __future__ import annotations
 
-import httpx
-
 # (engine name, native path, a key its JSON answer carries)
 _SIGNATURES = (
     ("Ollama", "/api/version", "version"),
@@ -24,6 +22,8 @@ def server_root(base_url: str) -> str:
 
 def detect_non_video_engine(base_url: str, timeout: float = 3.0) -> str | None:
     """The name of a known video-less engine at ``base_url``, or ``None``."""
+    import httpx  # only asked after a server refused video, so not imported with the client
+
     root = server_root(base_url)
     with httpx.Client(timeout=timeout) as http:
         for name, path, key in _SIGNATURES:
