@@ -200,3 +200,24 @@ def test_a_request_given_up_holds_nothing_up_when_the_process_ends():
     finally:
         silent.close()
     assert finished.returncode == 0 and finished.stdout.strip() == "given up", finished.stderr
+
+
+def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tmp_path):
+    import shutil
+    import ssl
+
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a certificate")
+    key, certificate = tmp_path / "key.pem", tmp_path / "cert.pem"
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
+                    "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True)
+    served = _Server()
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(certificate, key)
+    served.http.socket = context.wrap_socket(served.http.socket, server_side=True)
+    try:
+        with pytest.raises(ConnectionFailed, match="CERTIFICATE_VERIFY_FAILED"):
+            _models(ChatApi(f"https://127.0.0.1:{served.port}/v1", "key"))
+    finally:
+        served.close()
+    assert served.requests == []  # nothing, the key least of all, was sent
