@@ -202,7 +202,9 @@ def test_a_request_given_up_holds_nothing_up_when_the_process_ends():
     assert finished.returncode == 0 and finished.stdout.strip() == "given up", finished.stderr
 
 
-def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tmp_path):
+@pytest.fixture
+def tls_server(tmp_path):
+    """A server over TLS with a certificate for 127.0.0.1 that no authority signed, and that certificate."""
     import shutil
     import ssl
 
@@ -210,14 +212,27 @@ def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tmp_pa
         pytest.skip("needs the openssl command to make a certificate")
     key, certificate = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
-                    "-keyout", str(key), "-out", str(certificate)], check=True, capture_output=True)
+                    "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(certificate)],
+                   check=True, capture_output=True)
     served = _Server()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(certificate, key)
     served.http.socket = context.wrap_socket(served.http.socket, server_side=True)
-    try:
-        with pytest.raises(ConnectionFailed, match="CERTIFICATE_VERIFY_FAILED"):
-            _models(ChatApi(f"https://127.0.0.1:{served.port}/v1", "key"))
-    finally:
-        served.close()
+    yield served, certificate
+    served.close()
+
+
+def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tls_server):
+    served, _ = tls_server
+    with pytest.raises(ConnectionFailed, match="CERTIFICATE_VERIFY_FAILED"):
+        _models(ChatApi(f"https://127.0.0.1:{served.port}/v1", "key"))
     assert served.requests == []  # nothing, the key least of all, was sent
+
+
+def test_an_https_server_the_certificate_store_trusts_is_asked_over_tls(tls_server, monkeypatch):
+    import ssl
+
+    served, certificate = tls_server
+    monkeypatch.setattr(transport, "tls_context", lambda: ssl.create_default_context(cafile=str(certificate)))
+    assert _models(ChatApi(f"https://127.0.0.1:{served.port}/v1", "key"), times=2) == [{"marlin-2b": "vlm"}] * 2
+    assert served.connections == 1 and served.requests[0][1]["Authorization"] == "Bearer key"
