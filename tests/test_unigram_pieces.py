@@ -110,3 +110,16 @@ def test_the_entailment_model_scores_the_same_with_the_pieces_as_with_the_whole_
     quick = EntailmentModel(folder, graphs=tmp_path)
     assert quick.score(pairs) == whole
     assert quick._encode.__self__.__class__ is PiecewiseUnigram
+
+
+def test_pairs_encoded_on_many_threads_at_once_are_each_encoded_as_alone(tokenizer_file, tmp_path, texts):
+    from concurrent.futures import ThreadPoolExecutor
+
+    PiecewiseUnigram.open(tokenizer_file, tmp_path, 160)
+    pieces = PiecewiseUnigram.open(tokenizer_file, tmp_path, 160)
+    whole = _whole(tokenizer_file, 160)
+    draw = random.Random(11)
+    pairs = [(draw.choice(texts), draw.choice(texts)) for _ in range(400)]
+    with ThreadPoolExecutor(6) as pool:
+        got = list(pool.map(lambda pair: pieces.encode(*pair), pairs))
+    assert [g.ids for g in got] == [whole.encode(*pair).ids for pair in pairs]

@@ -19,6 +19,7 @@ import hashlib
 import json
 import marshal
 import os
+import queue
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,13 +79,13 @@ def _write_vocabulary(tokenizer_file: Path, cache: Path) -> None:
 
 class PiecewiseUnigram:
     """Encodes text pairs like the whole tokenizer (truncated to ``length``, unpadded), from a reduced model per
-    pair; thread-safe."""
+    pair; thread-safe (a tokenizer shell per encoding in progress, kept for the next)."""
 
     def __init__(self, tokenizer_file: Path, record: tuple, length: int) -> None:
         (_, _, self._shell, self._pieces, self._scores, self._ids, self._added, self._lowest, self._longest,
          self._specials, self._unk_id) = record
         self._file, self._length = tokenizer_file, length
-        self._local = threading.local()
+        self._shells: queue.SimpleQueue = queue.SimpleQueue()  # each in use by one encoding at a time
         self._whole: Any = None
         self._whole_lock = threading.Lock()
 
@@ -107,13 +108,13 @@ class PiecewiseUnigram:
         return None
 
     def _tokenizer(self):
-        shell = getattr(self._local, "shell", None)
-        if shell is None:
+        try:
+            return self._shells.get_nowait()
+        except queue.Empty:
             shell = tokenizer_type("Verification").from_str(self._shell)
             shell.enable_truncation(self._length)
             shell.no_padding()
-            self._local.shell = shell
-        return shell
+            return shell
 
     def _whole_tokenizer(self):
         with self._whole_lock:
@@ -133,9 +134,15 @@ class PiecewiseUnigram:
         return [word for word, _ in shell.pre_tokenizer.pre_tokenize_str(normalized)]
 
     def encode(self, first: str, second: str) -> Encoded:
+        shell = self._tokenizer()
+        try:
+            return self._encode(shell, first, second)
+        finally:
+            self._shells.put(shell)
+
+    def _encode(self, shell, first: str, second: str) -> Encoded:
         from tokenizers.models import Unigram
 
-        shell = self._tokenizer()
         words = [self._words(shell, first), self._words(shell, second)]
         if words[0] is None or words[1] is None:
             whole = self._whole_tokenizer().encode(first, second)
