@@ -141,9 +141,10 @@ def test_an_answer_larger_than_any_completion_is_invalid(server, monkeypatch):
         _models(ChatApi(f"http://127.0.0.1:{server.port}/v1", "key"))
 
 
-def test_an_address_that_is_not_http_fails_as_a_connection_that_cannot_be_made():
-    with pytest.raises(ConnectionFailed, match="not an http"):
-        _models(ChatApi("ftp://example.org/v1", "key"))
+def test_an_address_that_is_not_http_fails_as_a_connection_that_cannot_be_made_and_keeps_its_secrets():
+    with pytest.raises(ConnectionFailed, match="not an http") as caught:
+        _models(ChatApi("ftp://ana:hunter2@example.org/v1", "key"))
+    assert "ftp://" in str(caught.value) and "hunter2" not in str(caught.value)
 
 
 def test_a_plain_request_goes_through_the_environment_proxy_with_its_whole_address(server, monkeypatch):

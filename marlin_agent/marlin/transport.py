@@ -118,7 +118,9 @@ def _route(base_url: str) -> tuple[_Route, str]:
     """The route to ``base_url`` and the path every request's path is put under."""
     parts = urllib.parse.urlsplit(base_url)
     if parts.scheme not in ("http", "https") or not parts.hostname:
-        raise ConnectionFailed(f"{base_url!r} is not an http:// or https:// address")
+        # Not the address itself: one written with credentials in it would carry them into the message.
+        raise ConnectionFailed(f"the server's address is not an http:// or https:// one (it is "
+                               f"{parts.scheme + '://' if parts.scheme else 'without a scheme'})")
     secure = parts.scheme == "https"
     port = parts.port or (443 if secure else 80)
     proxy = None
