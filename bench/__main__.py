@@ -186,10 +186,10 @@ def render(results: dict) -> str:
             "search 2.17x, 2.22x, 2.34x and ask 3.56x, 3.4x, 4.74x. Marlin's two requests then left httpx for the "
             "standard library's client on daemon threads (marlin/transport.py), so a cold ask imports no async "
             "HTTP stack (httpx, httpcore, h11, anyio, and trio where installed; A/B of whole asks: 1.08 -> 0.96 s): "
-            "two runs after that gave search 2.26x, 2.02x and ask 3.1x, 3.06x. MCP answers a host's opening "
+            "three runs after that gave search 2.26x, 2.02x, 2.12x and ask 3.1x, 3.06x, 3.17x. MCP answers a host's opening "
             "requests (initialize or server/discover, tools/list) from the replies an earlier start recorded while "
             "the SDK (about 0.55 s of imports) loads on a thread (mcp_server/opening.py): 2.72x before, 0.89-1.25x "
-            "in six runs after. The very first start after an install or a change of settings has no record and "
+            "in seven runs after. The very first start after an install or a change of settings has no record and "
             "takes the SDK's time (0.81 s, 2.5x, in one run).",
         )
     if f := figures.get("serve"):
