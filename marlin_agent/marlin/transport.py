@@ -157,8 +157,8 @@ class ChatApi:
         except ConnectionFailed as exc:
             self._route, self._broken = None, exc
         # Plain HTTP (a local engine) needs no certificate store: its context trusts nothing, so any TLS
-        # met on the way (an HTTPS proxy) fails closed rather than unchecked. HTTPS checks as always.
-        secure = self.base_url.lower().startswith("https:")
+        # met on the way fails closed rather than unchecked. HTTPS checks as always.
+        secure = self._route is not None and self._route.secure
         self._tls = tls_context() if secure else ssl.SSLContext(ssl.PROTOCOL_TLS_CLIENT)
 
     async def close(self) -> None:

@@ -74,7 +74,7 @@ def fingerprint(settings: Settings, roots: list[str] | None, verbose: bool) -> s
 
 def request_key(method: str, params: Any, handshake: str | None) -> str:
     """What identifies a request's reply: its method, its parameters and the session's handshake."""
-    return json.dumps([method, params, handshake], sort_keys=True, separators=(",", ":"))
+    return _canonical([method, params, handshake])
 
 
 class OpeningRecord:

@@ -31,7 +31,7 @@ from marlin_agent.errors import ModelUnavailable
 from marlin_agent.loaded_model import LoadedOnce, tokenizer_type
 from marlin_agent.model_store import resolve_model
 from marlin_agent.onnx_session import open_session, original_length
-from marlin_agent.verification.unigram_pieces import PiecewiseUnigram
+from marlin_agent.verification.unigram_pieces import PiecewiseUnigram, pair_tokenizer
 
 _CACHE_PAIRS = 4096
 # Pairs are short (20-40 tokens), too short for two threads to share one well: one thread each, as many
@@ -90,13 +90,8 @@ class EntailmentModel(LoadedOnce):
         # A large Unigram vocabulary takes a few tenths of a second to build, with every other thread stalled:
         # the pieces each pair needs are enough (unigram_pieces), once their record is kept beside the graphs.
         quick = PiecewiseUnigram.open(self.folder / "tokenizer.json", self.graphs, length)
-        if quick is not None:
-            self._encode = quick.encode
-        else:
-            tokenizer = read_tokenizer(str(self.folder / "tokenizer.json"))
-            tokenizer.enable_truncation(length)
-            tokenizer.no_padding()  # a tokenizer.json saved with fixed padding would undo the free length
-            self._encode = tokenizer.encode
+        self._encode = quick.encode if quick is not None else \
+            pair_tokenizer(read_tokenizer(str(self.folder / "tokenizer.json")), length).encode
         return session
 
     def _run(self, pair: tuple[str, str]) -> Entailment:

@@ -48,22 +48,32 @@ def _vocabulary_file(tokenizer_file: Path, cache: Path) -> Path:
     return cache / f"unigram-{digest}.marshal"
 
 
-def _reducible(document: dict) -> bool:
+def pair_tokenizer(tokenizer, length: int):
+    """``tokenizer`` set to encode pairs as the entailment model reads them: cut to ``length``, unpadded (a
+    tokenizer.json saved with fixed padding would undo the free length)."""
+    tokenizer.enable_truncation(length)
+    tokenizer.no_padding()
+    return tokenizer
+
+
+def _specials(document: dict) -> int | None:
+    """How many pieces at the head of the vocabulary are special (unknown, separators...), or None when the
+    tokenizer is not a Unigram this covers."""
     model = document.get("model") or {}
     if model.get("type") != "Unigram" or model.get("byte_fallback") or not model.get("vocab"):
-        return False
-    specials = [t["id"] for t in document.get("added_tokens", []) if t["id"] < len(model["vocab"])]
-    return max([model.get("unk_id") or 0, *specials]) < _MOST_SPECIALS
+        return None
+    ids = [t["id"] for t in document.get("added_tokens", []) if t["id"] < len(model["vocab"])]
+    last = max([model.get("unk_id") or 0, *ids])
+    return last + 1 if last < _MOST_SPECIALS else None
 
 
 def _write_vocabulary(tokenizer_file: Path, cache: Path) -> None:
     """Keep what the pieces need of ``tokenizer_file`` in ``cache``: nothing when it is not a Unigram this covers."""
     document = json.loads(tokenizer_file.read_text(encoding="utf-8"))
-    if not _reducible(document):
+    if (specials := _specials(document)) is None:
         return
     model = document["model"]
     vocab = model["vocab"]
-    specials = 1 + max([model.get("unk_id") or 0, *(t["id"] for t in document["added_tokens"] if t["id"] < len(vocab))])
     shell = {**document, "model": {**model, "vocab": vocab[:specials]}}
     pieces = [piece for piece, _ in vocab]
     scores = [float(score) for _, score in vocab]
@@ -111,18 +121,12 @@ class PiecewiseUnigram:
         try:
             return self._shells.get_nowait()
         except queue.Empty:
-            shell = tokenizer_type("Verification").from_str(self._shell)
-            shell.enable_truncation(self._length)
-            shell.no_padding()
-            return shell
+            return pair_tokenizer(tokenizer_type("Verification").from_str(self._shell), self._length)
 
     def _whole_tokenizer(self):
         with self._whole_lock:
             if self._whole is None:
-                whole = tokenizer_type("Verification").from_file(str(self._file))
-                whole.enable_truncation(self._length)
-                whole.no_padding()
-                self._whole = whole
+                self._whole = pair_tokenizer(tokenizer_type("Verification").from_file(str(self._file)), self._length)
             return self._whole
 
     def _words(self, shell, text: str) -> list[str] | None:
