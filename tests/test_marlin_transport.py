@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import shutil
 import socket
 import subprocess
 import sys
@@ -15,6 +16,7 @@ import pytest
 
 from marlin_agent.marlin import transport
 from marlin_agent.marlin.transport import ChatApi, ConnectionFailed, HttpStatus, ResponseInvalid
+from tests.machine import needs
 
 MODELS = {"object": "list", "data": [{"id": "marlin-2b", "owned_by": "vlm"}]}
 
@@ -203,14 +205,15 @@ def test_a_request_given_up_holds_nothing_up_when_the_process_ends():
     assert finished.returncode == 0 and finished.stdout.strip() == "given up", finished.stderr
 
 
+needs_openssl = needs(shutil.which("openssl") is not None, "the openssl command (to make a test certificate)",
+                      "apt install openssl")
+
+
 @pytest.fixture
 def tls_server(tmp_path):
     """A server over TLS with a certificate for 127.0.0.1 that no authority signed, and that certificate."""
-    import shutil
     import ssl
 
-    if shutil.which("openssl") is None:
-        pytest.skip("needs the openssl command to make a certificate")
     key, certificate = tmp_path / "key.pem", tmp_path / "cert.pem"
     subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=127.0.0.1", "-days", "1",
                     "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", str(key), "-out", str(certificate)],
@@ -223,6 +226,7 @@ def tls_server(tmp_path):
     served.close()
 
 
+@needs_openssl
 def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tls_server):
     served, _ = tls_server
     with pytest.raises(ConnectionFailed, match="CERTIFICATE_VERIFY_FAILED"):
@@ -230,6 +234,7 @@ def test_an_https_server_whose_certificate_no_authority_signed_is_refused(tls_se
     assert served.requests == []  # nothing, the key least of all, was sent
 
 
+@needs_openssl
 def test_an_https_server_the_certificate_store_trusts_is_asked_over_tls(tls_server, monkeypatch):
     import ssl
 
