@@ -256,13 +256,13 @@ class LanceStore:
     # --- settings -----------------------------------------------------------------------
 
     def meta(self) -> dict[str, str]:
-        rows = self._through_core(lambda reads: reads.scan("meta") if "meta" in reads.table_names() else [])
-        if rows is not None:
-            return {row["key"]: row["value"] for row in rows}
-        table = self._open("meta") if "meta" in self._names() else None
-        if table is None:
+        if "meta" not in self._names():
             return {}
-        return {row["key"]: row["value"] for row in table.to_arrow().to_pylist()}
+        rows = self._through_core(lambda reads: reads.scan("meta"))
+        if rows is None:
+            table = self._open("meta")  # not _table: making a missing table reads the settings first
+            rows = table.to_arrow().to_pylist() if table is not None else []
+        return {row["key"]: row["value"] for row in rows}
 
     def set_meta(self, values: Mapping[str, str]) -> None:
         with self._lock:
