@@ -54,8 +54,10 @@ def make_scene_video(path: Path, scene: Scene) -> dict[int, tuple[float, float]]
     return {n: (said[e.said] if e.spoken else (e.start, e.end)) for n, e in enumerate(scene.events)}
 
 
-def realistic_suite(folder: Path, part: str = "all", name: str | None = None) -> Path:
-    """Write the videos of ``part`` (calibration, heldout, all) and the suite file; return its path.
+def realistic_suite(folder: Path, part: str = "all", name: str | None = None,
+                    only: tuple[str, ...] | None = None) -> Path:
+    """Write the videos of ``part`` (calibration, heldout, all), or of the scenes named in ``only`` among them,
+    and the suite file; return its path.
 
     Videos already written for the same scene are reused (a scene's footage never changes
     unless its script does, and the spans file beside it says which script made it).
@@ -63,6 +65,8 @@ def realistic_suite(folder: Path, part: str = "all", name: str | None = None) ->
     (folder / "videos").mkdir(parents=True, exist_ok=True)
     annotations = {}
     for scene in scenes(part):
+        if only is not None and scene.name not in only:
+            continue
         path = folder / "videos" / f"{scene.name}.mp4"
         stamp = path.with_suffix(".spans.json")
         script = scene.model_dump_json()

@@ -20,6 +20,7 @@ from pydantic import BaseModel, Field
 
 from evals.synthetic.scene_model import NEGATIVE_KINDS, QUESTION_KINDS, Happening, Scene, _n, _q  # noqa: F401
 from evals.synthetic.scenes_harsh import HARSH
+from evals.synthetic.scenes_unseen import UNSEEN, UNSEEN_CALIBRATION
 
 WORLD: list[Scene] = [
     Scene(
@@ -520,12 +521,14 @@ WORLD: list[Scene] = [
     ),
 ]
 
-# Six more scenes of new kinds, in words of their own, all held out.
+# Six more scenes of new kinds, in words of their own, all held out; then ten of kinds neither has, asked in
+# words their captions do not use, four of them calibrated on.
 WORLD += HARSH
+WORLD += UNSEEN
 
-# Seven scenes to calibrate on, the rest held out; every kind has a scene in each part where it can.
+# Eleven scenes to calibrate on, the rest held out; every kind has a scene in each part where it can.
 CALIBRATION = ("doorbell_parcel", "dashcam_junction", "football_goal", "kitchen_omelette", "meeting_budget",
-               "wildlife_bear", "lecture_volcano")
+               "wildlife_bear", "lecture_volcano") + UNSEEN_CALIBRATION
 
 
 def scenes(part: str = "all") -> list[Scene]:
