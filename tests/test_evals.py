@@ -1,6 +1,7 @@
 """Eval suites: TimeLens-Bench's own metric definitions, and the suites run end to end."""
 
 import json
+import random
 from pathlib import Path
 
 import pytest
@@ -16,6 +17,7 @@ from marlin_agent.evaluation.metrics import (
     temporal_iou,
 )
 from marlin_agent.evaluation.timelens import load_annotations, spans_in_text, split_key
+from marlin_agent.verification.fitting import FitCandidate, FitQuestion, fit_calibration
 from tests.cli_runner import document, invoke
 
 
@@ -119,6 +121,49 @@ def test_a_fit_keeps_the_prior_threshold_while_its_answers_are_precise_enough():
     assert steady_threshold(better_above, min_precision=0.8, prior=0.5) == 0.5
     imprecise_below = _decisions({t / 10: at(t / 10, wrong_below=8) for t in range(11)})  # precision 0.71
     assert steady_threshold(imprecise_below, min_precision=0.8, prior=0.5) >= 0.7
+
+
+def _video_questions(video: str, seed: int, quirk: bool = False) -> list[FitQuestion]:
+    """Questions about one video: a right candidate reads like the event (similarity, lexical high), a wrong one
+    less so, with noise; with ``quirk`` only this video's right candidates also carry a third signal."""
+    rng = random.Random(seed)
+    out = []
+    for n in range(12):
+        present = n < 8
+        right = {"similarity": rng.uniform(0.5, 1.0), "lexical": rng.uniform(0.3, 1.0)}
+        wrong = {"similarity": rng.uniform(0.0, 0.7), "lexical": rng.uniform(0.0, 0.6)}
+        if quirk:
+            right["best_match"] = 1.0
+        candidates = [FitCandidate(features=wrong)] + ([FitCandidate(features=right, on_span=True)] if present else [])
+        out.append(FitQuestion(present=present, candidates=candidates, group=video))
+    return out
+
+
+def test_a_fit_over_several_videos_is_a_cross_fit_whose_threshold_is_judged_out_of_fold():
+    """Weights and bias are the mean of one fit per video made without that video; the figures the threshold is
+    chosen on score each video by the fit that never saw it, so a signal only one video carries (``best_match``
+    on every right answer of video a) buys no flattering in-sample figure; the order questions come in changes
+    nothing."""
+    questions = [q for n, video in enumerate("abcd") for q in _video_questions(video, n, quirk=video == "a")]
+    fitted = fit_calibration(questions)
+    assert fitted.folds == 4
+    alone = [fit_calibration([q.model_copy(update={"group": ""}) for q in questions if q.group != video])
+             for video in "abcd"]
+    for kind in ("similarity", "lexical", "best_match"):
+        assert fitted.weights[kind] == pytest.approx(sum(f.weights[kind] for f in alone) / 4, abs=2e-3)
+    assert fitted.bias == pytest.approx(sum(f.bias for f in alone) / 4, abs=2e-3)
+    assert fit_calibration(list(reversed(questions))) == fitted
+    in_sample = fit_calibration([q.model_copy(update={"group": ""}) for q in questions])
+    assert in_sample.folds == 0 and in_sample.weights != fitted.weights
+    # Video a's right answers, scored by fits that never saw its quirk, are not all found: in sample they were.
+    assert fitted.at_threshold.recall < in_sample.at_threshold.recall
+
+
+def test_two_videos_are_too_few_to_leave_one_out_and_get_one_fit():
+    questions = [q for n, video in enumerate("ab") for q in _video_questions(video, n)]
+    fitted = fit_calibration(questions)
+    assert fitted.folds == 0
+    assert fitted == fit_calibration([q.model_copy(update={"group": ""}) for q in questions])
 
 
 @pytest.mark.parametrize("content, code", [("not json", "bad_annotations"), ("[1, 2]", "bad_annotations"),

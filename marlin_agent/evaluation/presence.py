@@ -235,8 +235,8 @@ def _kinds(rows: list[PresenceResult], threshold: float, score=None) -> tuple[li
 def fit_questions(rows: list[PresenceResult]) -> list[FitQuestion]:
     """A run's rows as the questions a fit learns from (a candidate is right on the true span, IoU >= 0.5)."""
     return [FitQuestion(present=row.present, candidates=[
-        FitCandidate(features=c.features, speech=c.speech, on_span=c.iou >= MATCH_IOU) for c in row.candidates])
-        for row in rows]
+        FitCandidate(features=c.features, speech=c.speech, on_span=c.iou >= MATCH_IOU) for c in row.candidates],
+        group=row.video_id) for row in rows]
 
 
 def fit_weights(rows: list[PresenceResult]) -> Fitted:

@@ -100,9 +100,12 @@ def read_again(calibration_set: CalibrationSet, read: Callable[[SpanTexts], dict
         found.append(read(calibration_set.texts(entry)))
         if progress is not None:
             progress(number, total)
+    def video(question: SetQuestion) -> str:  # the video its candidates were read in, for a cross-fit
+        return str(calibration_set.entries[question.candidates[0].entry].video) if question.candidates else ""
     return [FitQuestion(present=q.present, candidates=[
         FitCandidate(features={**{k: v for k, v in found[c.entry].items() if k not in VERIFIER_KINDS}, **c.kept},
-                     speech=c.speech, on_span=c.on_span) for c in q.candidates]) for q in calibration_set.questions]
+                     speech=c.speech, on_span=c.on_span) for c in q.candidates], group=video(q))
+        for q in calibration_set.questions]
 
 
 def fit_model(verifier, model: str, progress: ChunkProgress | None = None,

@@ -4,8 +4,9 @@ Both ``eval presence --fit`` (a user's own labelled footage) and the fit of an e
 no table of its own (``calibration_set``: the project's recorded calibration candidates read again by
 that model) come here, so a fit is the same wherever it is made. The weights are a class-balanced
 logistic fit over every candidate (right span of a present event = 1); the judge's weight is fitted last,
-on top, and may never be negative; the threshold is chosen over resamples of the questions
-(``steady_threshold``) and scored with the verifier's own rules (``combined``).
+on top, and may never be negative; over three or more videos the fit is a cross-fit (one fit per video left
+out, averaged; the threshold judged on the out-of-fold scores); the threshold is chosen over resamples of the
+questions (``steady_threshold``) and scored with the verifier's own rules (``combined``).
 """
 
 from __future__ import annotations
@@ -28,6 +29,8 @@ FIT_MIN_PRECISION = 0.8
 # The weights are fitted with each class weighing the same, so a confidence of 0.5 is where a right moment and a
 # wrong one are even: the threshold stays there while its answers are precise enough (steady_threshold).
 FIT_PRIOR_THRESHOLD = 0.5
+# Fewer videos than this and every fit would leave out too much of the evidence: one fit over all of them.
+CROSS_FIT_MIN_VIDEOS = 3
 
 
 class Decision(BaseModel):
@@ -89,6 +92,7 @@ class FitCandidate(BaseModel):
 class FitQuestion(BaseModel):
     present: bool
     candidates: list[FitCandidate]
+    group: str = ""  # the video asked about: a cross-fit leaves one video's questions out at a time
 
 
 class Point(BaseModel):
@@ -105,6 +109,7 @@ class Fit(BaseModel):
     at_threshold: Point
     candidates: int
     separation: dict[str, float] = {}  # per signal: AUC of right-span candidates against all others
+    folds: int = 0  # videos left out one at a time in a cross-fit (0: one fit over everything)
 
 
 def decided(questions: list[FitQuestion], threshold: float, score) -> list[Decision]:
@@ -143,8 +148,8 @@ def scorer(calibration: Calibration):
     return lambda c: combined({k: v for k, v in c.features.items() if k not in outside}, calibration, c.speech)
 
 
-def fit_calibration(questions: list[FitQuestion]) -> Fit:
-    """Weights, bias and threshold learned from every candidate of ``questions``."""
+def _weights(questions: list[FitQuestion]) -> tuple[dict[str, float], float]:
+    """A class-balanced logistic fit over every candidate of ``questions``; the judge's weight on top."""
     samples = [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
     # A verdict from outside the footage's texts (the judge) is fitted last, on top of the rest: a pipeline run
     # has none, and the threshold must hold without it.
@@ -158,22 +163,61 @@ def fit_calibration(questions: list[FitQuestion]) -> Fit:
             judge, _ = fit([f for f, _ in judged], [label for _, label in judged], (kind,), offsets=offsets,
                            with_bias=False)
             weights[kind] = max(0.0, judge[kind])  # a judge that says "no" to right spans gets no say
+    return weights, bias
+
+
+def _complete(weights: dict[str, float]) -> dict[str, float]:
     # A kind that never occurred in these candidates is written as 0: it moved no confidence the fit measured, and a
     # table names every kind (a kind left out is refused when the table is read).
     # (A package's signal that never spoke keeps the weight it brings.)
     declared = declared_weights()
-    weights = {kind: 0.0 for kind in feature_kinds() if kind not in declared} | weights
+    return {kind: 0.0 for kind in feature_kinds() if kind not in declared} | weights
 
-    def scored_at(threshold: float):
-        # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored
-        # at its own; without the judge, as a pipeline run scores.
-        return scorer(Calibration(model="fitted", weights=weights, bias=bias, threshold=threshold))
+
+def _scorer_at(weights: dict[str, float], bias: float):
+    # The verifier's rules (speech corroborates, vetoes) depend on the threshold, so each one is scored at its own;
+    # without the judge, as a pipeline run scores.
+    return lambda threshold: scorer(Calibration(model="fitted", weights=weights, bias=bias, threshold=threshold))
+
+
+def fit_calibration(questions: list[FitQuestion]) -> Fit:
+    """Weights, bias and threshold learned from every candidate of ``questions``.
+
+    Where the questions name their videos (three or more), the fit is a cross-fit: one fit for each video
+    made without that video's questions, the weights and bias their mean, and the threshold chosen on every
+    question scored by the fit that did not see its video (``at_threshold`` reports those out-of-fold figures).
+    A calibration part is a dozen or two videos in a few styles of wording; one fit over all of them follows
+    whichever video is most unlike the rest, and its in-sample figures flatter the threshold it picks.
+    """
+    groups = sorted({q.group for q in questions if q.group})
+    folds: dict[str, tuple[dict[str, float], float]] = {}
+    if len(groups) >= CROSS_FIT_MIN_VIDEOS:
+        folds = {group: _weights([q for q in questions if q.group != group]) for group in groups}
+        kinds = sorted({k for w, _ in folds.values() for k in w})
+        weights = {k: round(sum(w.get(k, 0.0) for w, _ in folds.values()) / len(folds), 3) for k in kinds}
+        bias = round(sum(b for _, b in folds.values()) / len(folds), 3)
+    else:
+        weights, bias = _weights(questions)
+    weights = _complete(weights)
+    overall = _scorer_at(weights, bias)
+    own = {group: _scorer_at(_complete(w), b) for group, (w, b) in folds.items()}
+    # Questions in a fixed order by video, so that the resamples behind the threshold do not depend on how the
+    # questions arrived.
+    by_group: dict[str, list[FitQuestion]] = {}
+    for question in questions:
+        by_group.setdefault(question.group if question.group in own else "", []).append(question)
+
+    def decided_at(threshold: float) -> list[Decision]:
+        return [d for group in sorted(by_group)
+                for d in decided(by_group[group], threshold, (own.get(group) or overall)(threshold))]
 
     thresholds = [i / 100 for i in range(101)]
-    decisions = {t: decided(questions, t, scored_at(t)) for t in thresholds}
+    decisions = {t: decided_at(t) for t in thresholds}
     chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
-    best = point(decided(questions, chosen, scored_at(chosen)), chosen)
+    best = point(decisions[chosen], chosen)
+    samples = [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
+    kinds = tuple(k for k in feature_kinds() if k not in roles().outside and any(k in f for f, _ in samples))
     separation = {kind: auc([f.get(kind, 0.0) for f, label in samples if label],
                              [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
     return Fit(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, candidates=len(samples),
-               separation=separation)
+               separation=separation, folds=len(folds))
