@@ -344,3 +344,27 @@ def test_a_particle_before_a_thing_may_be_its_preposition_so_the_verb_alone_says
     assert set(phrasal.senses["v"]) < set(put.senses["v"])  # both readings, where a thing follows the particle
     assert "put" in put.forms and "put" not in next(
         t for t in aligner.terms("the show was put on") if t.text == "put on").forms  # no thing after it: phrasal
+
+
+def test_a_verb_with_a_preposition_before_a_thing_says_the_act_in_either_reading(aligner):
+    # "slips by the pool" is slipping, by the pool, as much as the phrasal "slip by" (time passing).
+    slipping = aligner.align("the boy slips by the pool", "A child skids on the tiles beside the pool.")
+    assert slipping.action == 1.0, slipping.explain()
+    assert ("slips by", "skids", 1.0) in slipping.aligned
+    alone = next(t for t in aligner.terms("the hours slip by") if t.text == "slip by")
+    by_the_pool = next(t for t in aligner.terms("the boy slips by the pool") if t.text == "slips by")
+    assert set(alone.senses["v"]) < set(by_the_pool.senses["v"])  # nothing after it: only the phrasal reading
+
+
+def test_an_act_named_as_a_thing_after_a_light_verb_is_the_act(aligner):
+    """"takes a tumble" is to tumble, "gives the bench a wipe" to wipe: the light verb says nothing, the noun is the
+    act. What is made or had stays a thing ("makes a cake", "gives the man a book")."""
+    def read(text):
+        return [(t.text, t.act) for t in aligner.terms(text)]
+
+    assert read("a kid takes a tumble on the deck") == [("kid", False), ("tumble", True), ("deck", False)]
+    assert read("he gives the bench a wipe") == [("bench", False), ("wipe", True)]
+    assert ("blast", True) in read("the lifeguard gives a sharp blast")
+    assert ("cake", False) in read("she makes a cake") and ("book", False) in read("she gives the man a book")
+    wiped = aligner.align("the man wipes the bench", "A lifter gives the bench a wipe and heads out.")
+    assert wiped.action == 1.0 and wiped.thing == 1.0, wiped.explain()

@@ -80,6 +80,14 @@ _BEFORE_AN_ACT = frozenset("""
 is are was were be been being am do does did will would shall should can could may might must to not n't never
 """.split())
 
+# Verbs that lend their grammar to an act named as a thing: "take a tumble" is to tumble, "give a wipe" to wipe.
+_LIGHT_VERBS = frozenset("""
+take takes took taken taking give gives gave given giving make makes made making have has had having
+""".split())
+# WordNet's lexicographer files of things done or happening: noun.act, noun.event, noun.phenomenon, noun.process
+# (not noun.communication: "gives the man a book").
+_ACT_LEXNAMES = frozenset({4, 11, 19, 22})
+
 _POS_WEIGHT = {"n": 1.0, "v": 1.0, "a": 0.6, "r": 0.3}
 _GENERIC_WEIGHT = 0.25
 _SENSES = 4  # senses per part of speech considered: rarer ones make spurious relations
@@ -307,6 +315,11 @@ class LexicalAligner:
         at = 0
         while at < len(tokens):
             before = "the" if at - 1 in owners else tokens[at - 1] if at else ""
+            done = self._light_verb(tokens, at)
+            if done is not None:
+                terms += done[0]
+                at += done[1]
+                continue
             term, size = self._collocation_term(tokens[at: at + 4], before)
             if term is None:
                 term, size = self._word_term(tokens[at], before), 1
@@ -314,6 +327,44 @@ class LexicalAligner:
             if term is not None:
                 terms.append(term)
         return tuple(terms)
+
+    def _light_verb(self, tokens: list[str], at: int) -> tuple[list[Term], int] | None:
+        """A verb that says little but takes an act named as a thing ("takes a tumble", "gives a sharp blast",
+        "gives the bench a wipe", "makes a save"): the act is the thing's verb, and the light verb says nothing.
+        (Terms and how many words they cover, or None when ``tokens[at]`` starts no such phrase.)"""
+        if tokens[at] not in _LIGHT_VERBS:
+            return None
+        run = tokens[at + 1: at + 7]
+        terms: list[Term] = []
+        if len(run) >= 3 and run[0] in _DETERMINERS and run[0] not in ("a", "an") and run[2] in ("a", "an"):
+            # whom or what it is given: "the bench"
+            whom = self._word_term(run[1], run[0])
+            terms += [whom] if whom is not None else []
+            run = run[2:]
+        if len(run) < 2 or run[0] not in ("a", "an"):
+            return None
+        covered = len(tokens[at + 1: at + 7]) - len(run)
+        # "a tumble"; "a sharp blast": one describing word may come between
+        for offset in (1, 2):
+            if offset >= len(run):
+                break
+            noun = run[offset]
+            if not self._names_an_act(noun):
+                if offset == 1 and noun not in STOPWORDS and self.wordnet.senses(noun, "a", 1):
+                    continue
+                return None
+            described = [self._word_term(run[1], "a")] if offset == 2 else []
+            act = self._word_term(noun, "to")  # read as the verb it is ("to tumble")
+            return [t for t in [*terms, *described, act] if t is not None], 1 + covered + offset + 1
+        return None
+
+    def _names_an_act(self, word: str) -> bool:
+        """A noun whose commonest sense is something done or happening and that is a verb too ("tumble", "wipe",
+        "blast"), unlike what is made or had ("a cake", "a bag")."""
+        if word in STOPWORDS or not self.wordnet.senses(word, "v", 1):
+            return False
+        nouns = self.wordnet.senses(word, "n", 1)
+        return bool(nouns) and self.wordnet.synset(nouns[0]).lexname in _ACT_LEXNAMES
 
     def _collocation_term(self, run: list[str], before: str) -> tuple[Term | None, int]:
         """The longest WordNet collocation (three words, then two) at the start of ``run`` (the word after it
@@ -327,8 +378,11 @@ class LexicalAligner:
                 senses = dict(found[1])
                 forms = frozenset(self.wordnet.synset(s).words[0] for ids in senses.values() for s in ids[:1])
                 if part[-1] in STOPWORDS and part[-1] not in _PARTICLES:
-                    # A verb and a particle that gives no direction ("budget for") still says the verb.
+                    # A verb and a particle that gives no direction ("budget for") still says the verb, and before a
+                    # thing it is a preposition ("runs for the train", "slips by the pool"): either reading may say it.
                     forms |= frozenset(self.wordnet.base_forms(part[0], "v"))
+                    if "v" in senses and run[size: size + 1] and run[size] in _DETERMINERS:
+                        senses["v"] = tuple(dict.fromkeys([*senses["v"], *self.wordnet.senses(part[0], "v")[:_SENSES]]))
                 elif "v" in senses and part[-1] in _PARTICLES and run[size: size + 1] and run[size] in _DETERMINERS:
                     # A particle before a thing is often its preposition: "drop off the stack" is the verb "drop"
                     # and where from, as much as the phrasal "drop off" (deliver, doze). Either reading may say it.
