@@ -100,6 +100,7 @@ def read_again(calibration_set: CalibrationSet, read: Callable[[SpanTexts], dict
         found.append(read(calibration_set.texts(entry)))
         if progress is not None:
             progress(number, total)
+
     def video(question: SetQuestion) -> str:  # the video its candidates were read in, for a cross-fit
         return str(calibration_set.entries[question.candidates[0].entry].video) if question.candidates else ""
     return [FitQuestion(present=q.present, candidates=[

@@ -148,13 +148,24 @@ def scorer(calibration: Calibration):
     return lambda c: combined({k: v for k, v in c.features.items() if k not in outside}, calibration, c.speech)
 
 
+def _samples(questions: list[FitQuestion]) -> list[tuple[dict[str, float], bool]]:
+    """Every candidate's features, labelled right when it lies on the true span of a present event."""
+    return [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
+
+
+def _footage_kinds(samples: list[tuple[dict[str, float], bool]]) -> tuple[str, ...]:
+    """The kinds read from the footage's own texts that occur in ``samples`` (not the judge's)."""
+    outside = roles().outside
+    return tuple(k for k in feature_kinds() if k not in outside and any(k in f for f, _ in samples))
+
+
 def _weights(questions: list[FitQuestion]) -> tuple[dict[str, float], float]:
     """A class-balanced logistic fit over every candidate of ``questions``; the judge's weight on top."""
-    samples = [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
+    samples = _samples(questions)
     # A verdict from outside the footage's texts (the judge) is fitted last, on top of the rest: a pipeline run
     # has none, and the threshold must hold without it.
     outside = roles().outside
-    kinds = tuple(k for k in feature_kinds() if k not in outside and any(k in f for f, _ in samples))
+    kinds = _footage_kinds(samples)
     weights, bias = fit([f for f, _ in samples], [label for _, label in samples], kinds)
     for kind in sorted(outside):
         judged = [(f, label) for f, label in samples if kind in f]
@@ -215,9 +226,9 @@ def fit_calibration(questions: list[FitQuestion]) -> Fit:
     decisions = {t: decided_at(t) for t in thresholds}
     chosen = steady_threshold(decisions, min_precision=FIT_MIN_PRECISION, prior=FIT_PRIOR_THRESHOLD)
     best = point(decisions[chosen], chosen)
-    samples = [(c.features, question.present and c.on_span) for question in questions for c in question.candidates]
-    kinds = tuple(k for k in feature_kinds() if k not in roles().outside and any(k in f for f, _ in samples))
+    samples = _samples(questions)
     separation = {kind: auc([f.get(kind, 0.0) for f, label in samples if label],
-                             [f.get(kind, 0.0) for f, label in samples if not label]) for kind in kinds}
+                             [f.get(kind, 0.0) for f, label in samples if not label])
+                  for kind in _footage_kinds(samples)}
     return Fit(weights=weights, bias=bias, threshold=best.threshold, at_threshold=best, candidates=len(samples),
                separation=separation, folds=len(folds))
