@@ -11,13 +11,15 @@ on the calibration part, and the held-out part is scored three ways:
 - ``lifts``: it may also raise one, but only where a caption or the fresh caption already reads like
   the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader.
 
-Verdicts are cached in ``<cache>/real-models/judge/<server>.jsonl`` (a stopped run resumes).
+Verdicts are cached in ``<cache>/real-models/judge/<server>.jsonl`` by what the judge read (a stopped run
+resumes; a rebuilt set asks again only what is new).
 """
 
 from __future__ import annotations
 
 import argparse
 import asyncio
+import hashlib
 import json
 from pathlib import Path
 
@@ -50,22 +52,35 @@ async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: 
     from marlin_agent.llm.models import planner_llm
     from marlin_agent.planners.llm import PlannerJudge
 
-    done = {}
+    read: dict[str, float] = {}  # by what the judge read (a rebuilt set numbers its entries anew)
     if cache.exists():
         for row in map(json.loads, cache.read_text().splitlines()):
-            done[(row["part"], row["entry"])] = row["score"]
+            if "read" in row:
+                read[row["read"]] = row["score"]
     llm = planner_llm(PlannerSettings(model=served.model, base_url=served.base_url), cache.parent)
+    done: dict[tuple[str, int], float] = {}
     for part, chosen in sets.items():
         for number, entry in enumerate(chosen.entries):
-            if (part, number) in done or (part == "calibration" and number >= limit):
+            if part == "calibration" and number >= limit:
                 continue
-            judge = PlannerJudge(llm, RunUsage(), 1_000_000, 120.0)
-            score, reason = await judge(entry.event, _caption(chosen, entry))
-            done[(part, number)] = score
-            with cache.open("a") as out:
-                out.write(json.dumps({"part": part, "entry": number, "score": score, "reason": reason[:200]}) + "\n")
-            print(f"{part} {number}/{len(chosen.entries)} {score:.2f} {entry.event[:50]!r}", flush=True)
+            caption = _caption(chosen, entry)
+            key = _read_key(entry.event, caption)
+            if key not in read:
+                judge = PlannerJudge(llm, RunUsage(), 1_000_000, 120.0)
+                score, reason = await judge(entry.event, caption)
+                read[key] = score
+                with cache.open("a") as out:
+                    out.write(json.dumps({"read": key, "part": part, "entry": number, "score": score,
+                                          "reason": reason[:200]}) + "\n")
+                print(f"{part} {number}/{len(chosen.entries)} {score:.2f} {entry.event[:50]!r}", flush=True)
+            done[(part, number)] = read[key]
     return done
+
+
+def _read_key(event: str, caption) -> str:
+    """What a verdict was given on: the event and the caption's times and words."""
+    shown = [event, caption.start, caption.end, [(e.start, e.end, e.text) for e in caption.events]]
+    return hashlib.sha256(json.dumps(shown).encode()).hexdigest()[:20]
 
 
 def judged(questions: list[FitQuestion], calibration_set: CalibrationSet, part: str,
