@@ -126,6 +126,18 @@ def realistic_items(spans_of: dict[str, dict[int, tuple[float, float]]]) -> list
     return items
 
 
+def scene_parts(rows: list[dict]) -> dict:
+    """The realistic part's figures for the scenes held out before the unseen ten and for the unseen six apart,
+    so that a figure stays comparable with the ones measured before those scenes were added."""
+    from evals.synthetic.scenes_unseen import UNSEEN
+
+    unseen = {scene.name for scene in UNSEEN}
+    realistic = [row for row in rows if row["world"] == "realistic"]
+    parts = {"realistic-earlier": [row for row in realistic if row["scope"] not in unseen],
+             "realistic-unseen": [row for row in realistic if row["scope"] in unseen]}
+    return {name: form_figures(chosen, name).model_dump() for name, chosen in parts.items() if chosen}
+
+
 async def run_world(items: list[Item], folder: Path, env: dict, out: Path, concurrency: int | None = None,
                     quiet: bool = False) -> list[dict]:
     from marlin_agent.indexing.run import index_inputs
@@ -198,6 +210,7 @@ def main() -> None:
             rows += asyncio.run(run_world(suites[world], folders[world], env, Path(home) / world))
         report = {world: form_figures([r for r in rows if r["world"] == world], world).model_dump()
                   for world in worlds_asked}
+        report |= scene_parts(rows)
         if args.stability:
             report["stability"] = stability(suites["toy"], toy, env, args.stability)
     args.results.mkdir(parents=True, exist_ok=True)
