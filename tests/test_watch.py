@@ -85,7 +85,8 @@ def test_a_recording_that_pauses_and_goes_on_is_judged_whole_and_alerted_once(tm
     try:
         watch.started()
         (camera / "cam.ts").write_bytes(data[:cut])
-        watch.wait_for(lambda: watch.judged("cam.ts"), what="the first part judged")
+        # The alert comes on stdout and "judged" on stderr, two pipes read apart: wait for both.
+        watch.wait_for(lambda: watch.judged("cam.ts") and watch.alerts, what="the first part judged and alerted")
         assert len(watch.alerts) == 1, watch.lines[-10:]
         with open(camera / "cam.ts", "ab") as going_on:
             going_on.write(data[cut:])
