@@ -129,11 +129,21 @@ _FILLER = set("a an the of in on at to into onto from with and his her its their
               "front end".split())
 
 
+def _words(text):
+    return re.findall(r"[a-z]+", text.lower())
+
+
 def _runs(text):
     """Runs of four words that carry at least two content words ("in front of the" is anybody's)."""
-    words = re.findall(r"[a-z]+", text.lower())
+    words = _words(text)
     return {" ".join(words[i:i + 4]) for i in range(len(words) - 3)
             if sum(w not in _FILLER for w in words[i:i + 4]) >= 2}
+
+
+def _shared_runs(scenes_, earlier):
+    """The runs of ``scenes_``' texts that also stand in an ``earlier`` scene's."""
+    known = set().union(*(_runs(t) for scene in earlier for t in _texts(scene)))
+    return {run for scene in scenes_ for t in _texts(scene) for run in _runs(t)} & known
 
 
 def test_the_harsher_scenes_are_new_kinds_in_words_of_their_own_and_all_held_out():
@@ -144,8 +154,7 @@ def test_the_harsher_scenes_are_new_kinds_in_words_of_their_own_and_all_held_out
     from evals.synthetic.scenes_unseen import UNSEEN
 
     first = [scene for scene in WORLD if scene not in HARSH and scene not in UNSEEN]
-    known = set().union(*(_runs(t) for scene in first for t in _texts(scene)))
-    shared = {run for scene in HARSH for t in _texts(scene) for run in _runs(t)} & known
+    shared = _shared_runs(HARSH, first)
     assert not shared, shared
     assert len(HARSH) >= 6 and not {s.kind for s in HARSH} <= {s.kind for s in first}
     assert {s.name for s in HARSH} <= {s.name for s in scenes("heldout")}
@@ -157,8 +166,7 @@ def test_the_unseen_scenes_are_kinds_of_their_own_asked_in_words_their_captions_
     from evals.synthetic.scenes_unseen import UNSEEN
 
     earlier = [scene for scene in WORLD if scene not in UNSEEN]
-    known = set().union(*(_runs(t) for scene in earlier for t in _texts(scene)))
-    assert not {run for scene in UNSEEN for t in _texts(scene) for run in _runs(t)} & known
+    assert not _shared_runs(UNSEEN, earlier)
     assert len(UNSEEN) >= 10
     assert len({s.kind for s in UNSEEN} - {s.kind for s in earlier}) >= 5
     assert sum(s.name in {h.name for h in scenes("heldout")} for s in UNSEEN) > len(UNSEEN) / 2
@@ -167,8 +175,8 @@ def test_the_unseen_scenes_are_kinds_of_their_own_asked_in_words_their_captions_
         for event in scene.events:
             if event.spoken:
                 continue
-            asked = set(re.findall(r"[a-z]+", event.questions["paraphrase"].lower())) - _FILLER
-            said = set(re.findall(r"[a-z]+", " ".join(event.captions).lower()))
+            asked = set(_words(event.questions["paraphrase"])) - _FILLER
+            said = set(_words(" ".join(event.captions)))
             assert len(asked & said) <= 2, (scene.name, event.questions["paraphrase"], asked & said)
             shares.append(len(asked & said) / len(asked))
     assert sum(shares) / len(shares) < 0.2

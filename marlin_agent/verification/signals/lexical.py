@@ -334,29 +334,25 @@ class LexicalAligner:
         (Terms and how many words they cover, or None when ``tokens[at]`` starts no such phrase.)"""
         if tokens[at] not in _LIGHT_VERBS:
             return None
-        run = tokens[at + 1: at + 7]
-        terms: list[Term] = []
-        if len(run) >= 3 and run[0] in _DETERMINERS and run[0] not in ("a", "an") and run[2] in ("a", "an"):
-            # whom or what it is given: "the bench"
-            whom = self._word_term(run[1], run[0])
-            terms += [whom] if whom is not None else []
-            run = run[2:]
-        if len(run) < 2 or run[0] not in ("a", "an"):
+        article = at + 1
+        whom = None
+        if (len(tokens) > at + 3 and tokens[at + 1] in _DETERMINERS and tokens[at + 1] not in ("a", "an")
+                and tokens[at + 3] in ("a", "an")):
+            whom = self._word_term(tokens[at + 2], tokens[at + 1])  # whom or what it is given: "the bench"
+            article = at + 3
+        if tokens[article: article + 1] not in (["a"], ["an"]):
             return None
-        covered = len(tokens[at + 1: at + 7]) - len(run)
         # "a tumble"; "a sharp blast": one describing word may come between
-        for offset in (1, 2):
-            if offset >= len(run):
-                break
-            noun = run[offset]
-            if not self._names_an_act(noun):
-                if offset == 1 and noun not in STOPWORDS and self.wordnet.senses(noun, "a", 1):
-                    continue
+        described = None
+        noun = article + 1
+        if noun < len(tokens) and not self._names_an_act(tokens[noun]):
+            if tokens[noun] in STOPWORDS or not self.wordnet.senses(tokens[noun], "a", 1):
                 return None
-            described = [self._word_term(run[1], "a")] if offset == 2 else []
-            act = self._word_term(noun, "to")  # read as the verb it is ("to tumble")
-            return [t for t in [*terms, *described, act] if t is not None], 1 + covered + offset + 1
-        return None
+            described, noun = self._word_term(tokens[noun], "a"), noun + 1
+        if noun >= len(tokens) or not self._names_an_act(tokens[noun]):
+            return None
+        act = self._word_term(tokens[noun], "to")  # read as the verb it is ("to tumble")
+        return [t for t in (whom, described, act) if t is not None], noun + 1 - at
 
     def _names_an_act(self, word: str) -> bool:
         """A noun whose commonest sense is something done or happening and that is a verb too ("tumble", "wipe",
