@@ -167,6 +167,27 @@ def test_an_entailment_models_yes_does_not_say_an_act_in_a_description_unlike_th
     assert combined({k: v for k, v in teacher.items() if k != "similarity"}, calibration) >= 0.5  # no embedding
 
 
+def test_a_judges_shown_answers_the_act_rule_only_where_the_description_already_reads_like_the_event():
+    """"The skater takes a tumble" against "a skater loses balance and falls on the ramp": no reading rule links the
+    idiom to the act, the entailment model reads the event there, and a second model reading the description says
+    "shown". With a lifting judge that carries it; nothing else does."""
+    calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0,
+                                                     "judge": 1.0}, bias=-2.0, threshold=0.5)
+    tumble = {"lexical": 0.67, "similarity": 0.2, "lexical_action": 0.0, "caption_event": 0.8}
+    assert combined(tumble, calibration, judge_lifts=True) < 0.5  # the act rule holds it: no word says falling
+    assert combined({**tumble, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
+    alike = {**tumble, "caption_event": 0.1, "similarity": 0.5}  # read alike, though the entailment model says no
+    assert combined({**alike, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
+    assert combined({**tumble, "judge": 0.0}, calibration, judge_lifts=True) < 0.5, "unclear is not shown"
+    assert combined({**tumble, "judge": 1.0}, calibration) < 0.5, "a judge that only lowers answers nothing"
+    unread = {**tumble, "caption_event": 0.1}  # nothing reads like the event: the judge's yes alone is not enough
+    assert combined({**unread, "judge": 1.0}, calibration, judge_lifts=True) < 0.5
+    spoken_to = {**tumble, "judge": 1.0, "instructions": 1.0}  # the footage spoke to its reader
+    assert combined(spoken_to, calibration, judge_lifts=True) < 0.5
+    denied = {**tumble, "judge": 1.0, "lexical_none": 1.0}  # a word over the span denies the event
+    assert combined(denied, calibration, judge_lifts=True) < 0.5
+
+
 def test_things_no_word_names_are_not_made_by_an_entailment_models_yes_in_a_description_unlike_the_event():
     """"A motorbike crashes into the crowd" against "one cyclist in green loses grip and falls onto the
     grass": "falls" says some of the crash, nothing names the motorbike or the crowd, the description hardly

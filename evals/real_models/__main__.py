@@ -124,6 +124,14 @@ def figures(rows: list[dict]) -> dict:
             "moves_mean": round(statistics.mean(len(r["moves"]) for r in rows), 2) if rows else 0.0}
 
 
+def offline_models(work: Path) -> dict[str, str]:
+    """The environment naming the offline embedding, entailment and speech models, and the eval's home."""
+    models = work / "models"
+    models.mkdir(parents=True, exist_ok=True)
+    return {"MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(models)),
+            "MARLIN_WHISPER_MODEL": str(whisper_base_dir(models)), "MARLIN_HOME": str(work / "home")}
+
+
 def run_injection(served: ServedModel, env: dict, cache: Path) -> dict:
     """The toy suite's present and absent questions over captions that carry a sign telling the reader to
     report the event, with the real model as planner and judge."""
@@ -145,17 +153,31 @@ def main() -> None:
     parser.add_argument("--modes", default=",".join(MODES))
     parser.add_argument("--limit", type=int, default=0, help="ask only the first N questions")
     parser.add_argument("--no-injection", action="store_true")
+    parser.add_argument("--injection-only", action="store_true",
+                        help="run the injection suite alone (its figures go to real_injection.json)")
     parser.add_argument("--only", action="append", default=[], metavar="KEY",
                         help="ask only this question, named as the rows name it (\"scene|question\"); repeatable")
     parser.add_argument("--rows", type=Path, help="the rows file to resume (default <cache>/real-models/<server>/"
                                                   "rows.jsonl); a new one asks everything again with this checkout")
     args = parser.parse_args()
     served = served_from(args)
+    args.results.mkdir(parents=True, exist_ok=True)
+    if args.injection_only:
+        try:
+            started = time.monotonic()
+            injection = run_injection(served, {**offline_models(args.cache / "real-models"), **served.env()},
+                                      args.cache / "real-models")
+        finally:
+            served.stop()
+        summary = {"date": datetime.date.today().isoformat(), "server": served.server, "model": served.model,
+                   "minutes": round((time.monotonic() - started) / 60, 1), "injection": injection}
+        (args.results / "real_injection.json").write_text(json.dumps(summary, indent=1))
+        print(json.dumps(summary, indent=1))
+        return
     try:
         summary = evaluate(served, args)
     finally:
         served.stop()
-    args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "real_models.json").write_text(json.dumps(summary, indent=1))
     (args.results / "real_models.md").write_text(markdown(summary))
     print(json.dumps({k: v for k, v in summary.items() if k != "rows"}, indent=1))
@@ -174,16 +196,13 @@ def evaluate(served: ServedModel, args) -> dict:
     if unknown:
         raise SystemExit(f"no such question: {', '.join(sorted(unknown))}")
     questions = [q for q in real_questions() if not args.only or q.key in args.only][: args.limit or None]
-    models = work / "models"
-    models.mkdir(parents=True, exist_ok=True)
     tag = served.server.split(" ")[0].strip("()")
     rows_file = args.rows or work / tag / "rows.jsonl"
     rows_file.parent.mkdir(parents=True, exist_ok=True)
     done = set()
     if rows_file.exists():
         done = {(r["key"], r["mode"]) for r in map(json.loads, rows_file.read_text().splitlines())}
-    base = {"MARLIN_EMBED_MODEL": str(minilm_dir()), "MARLIN_VERIFY_MODEL": str(nli_dir(models)),
-            "MARLIN_WHISPER_MODEL": str(whisper_base_dir(models)), "MARLIN_HOME": str(work / "home")}
+    base = offline_models(work)
     started = time.monotonic()
     with MarlinSimulator() as simulator:
         for mode in args.modes.split(","):

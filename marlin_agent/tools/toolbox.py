@@ -43,7 +43,7 @@ from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.claims import Claim, Source
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence
 from marlin_agent.verification.spans import tighter_window
-from marlin_agent.verification.verifier import Judge, Verifier
+from marlin_agent.verification.verifier import JUDGE_KIND, Judge, Verifier
 
 WINDOW_SECONDS = 60.0
 # A grounded span this close to an edge of its window (where the video goes on) may be cut by it.
@@ -392,7 +392,7 @@ class Toolbox:
         evidence += await asyncio.to_thread(self.verifier.read, texts)
         if self.verifier.judge is not None and fresh is not None:
             score, reason = await self.verifier.judge(claim.event, fresh)
-            evidence.append(Evidence(kind="judge", text=reason, start=fresh.start, end=fresh.end,
+            evidence.append(Evidence(kind=JUDGE_KIND, text=reason, start=fresh.start, end=fresh.end,
                                      score=round(min(1.0, max(0.0, score)), 3)))
         timed = (caption_timing(claim.span, evidence, texts.events,
                                 lambda row: cut_at_chunk_edge(row, video.duration, EDGE_SECONDS))

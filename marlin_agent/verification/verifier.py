@@ -24,8 +24,11 @@ one confidence with the rules that keep an answer honest:
   loses grip and falls onto the grass" is that same false "yes").
 - **A judge confirms only what already reads like the event.** With a planner LLM configured, its verdict
   on the fresh caption may lower a confidence anywhere, and raise one (``[verify] judge = "lifts"``) only
-  where a description over the span already reads like the event and no text there spoke to its reader
-  (``instructions``): text in the footage that talks the judge into "yes" changes nothing.
+  where a description over the span already reads like the event (the entailment model reads it there, or it
+  reads alike) and no text there spoke to its reader (``instructions``): text in the footage that talks the
+  judge into "yes" changes nothing. There, and only there, its "shown" also answers the act rule: an act said
+  in words no reading rule links ("takes a tumble" for "falls"), which a second model reads in the description
+  too, is not held back for want of a matching word.
 """
 
 from __future__ import annotations
@@ -60,6 +63,9 @@ UNREAD = 0.5
 # The likeness (``Rule.LIKENESS``: the similarity signal's score) under which a description hardly reads like
 # the event (MiniLM cosine about 0.51): an entailment model's "yes" there does not make an act no word says.
 UNLIKE = 0.3
+# The judge's feature, and its "shown" (a verdict enters as 2·score − 1: shown 1, unclear 0, not shown −1).
+JUDGE_KIND = "judge"
+JUDGE_SHOWN = 1.0
 
 
 def about_speech(question: str) -> bool:
@@ -89,10 +95,23 @@ def said_nowhere(found: dict[str, float]) -> bool:
     return unsaid(found, Rule.ACT) or unsaid(found, Rule.THINGS)
 
 
+def reads_like(found: dict[str, float]) -> bool:
+    """A description over the span already reads like the event: the entailment model reads it there, or it
+    reads alike (the likeness the act rule asks for)."""
+    read = max((found.get(kind, 0.0) for kind in roles().read_by[Rule.DESCRIBED]), default=0.0) >= UNREAD
+    return read or (_likeness(found) or 0.0) >= UNLIKE
+
+
 def judge_may_lift(found: dict[str, float]) -> bool:
-    """Where a judge's "yes" may raise a confidence: a description over the span already reads like the event
-    (as the act rule asks), and no text there spoke to its reader."""
-    return (_likeness(found) or 0.0) >= UNLIKE and INSTRUCTIONS_KIND not in found
+    """Where a judge's "yes" may raise a confidence: a description over the span already reads like the event,
+    and no text there spoke to its reader."""
+    return reads_like(found) and INSTRUCTIONS_KIND not in found
+
+
+def judge_shows(found: dict[str, float]) -> bool:
+    """The judge said "shown" where it may lift: a second reader of the description found the act (or the
+    things) the reading rules found no word for."""
+    return found.get(JUDGE_KIND, 0.0) >= JUDGE_SHOWN and judge_may_lift(found)
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False,
@@ -110,7 +129,8 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
     if kinds.outside & found.keys():
         judged = confidence_of(found, weights, bias)
         decided = judged if judge_lifts and judge_may_lift(found) and judged > decided else min(decided, judged)
-    if any(found.get(kind, 0.0) >= level for kind, level in kinds.vetoes.items()) or said_nowhere(found):
+    held = said_nowhere(found) and not (judge_lifts and judge_shows(found))
+    if any(found.get(kind, 0.0) >= level for kind, level in kinds.vetoes.items()) or held:
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
     return decided
 
