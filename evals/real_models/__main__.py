@@ -11,6 +11,7 @@ the product.
     python -m evals.real_models                      # llama.cpp's llama-server, built once
     python -m evals.real_models --server llama-cpp-python
     python -m evals.real_models --base-url http://127.0.0.1:18910/v1 --model qwen2.5-coder-1.5b
+    python -m evals.real_models --injection-only     # the injection suite alone (real_injection.json)
 
 Rows land in ``<cache>/real-models/<server>/rows.jsonl`` as each question finishes (a run that is
 stopped resumes there; ``--rows`` names another file, to ask again with a changed checkout); the summary
