@@ -85,9 +85,13 @@ def unsaid(found: dict[str, float], part: Rule) -> bool:
     or in meaning: another moment of the same scene, or of another."""
     if not any(found.get(kind) == 0.0 for kind in roles().read_by[part]):
         return False
-    read = max((found.get(kind, 0.0) for kind in roles().read_by[Rule.DESCRIBED]), default=0.0) >= UNREAD
     likeness = _likeness(found)
-    return not read or (likeness is not None and likeness < UNLIKE)
+    return not _read_there(found) or (likeness is not None and likeness < UNLIKE)
+
+
+def _read_there(found: dict[str, float]) -> bool:
+    """The entailment model reads the event in a description over the span."""
+    return max((found.get(kind, 0.0) for kind in roles().read_by[Rule.DESCRIBED]), default=0.0) >= UNREAD
 
 
 def said_nowhere(found: dict[str, float]) -> bool:
@@ -98,8 +102,7 @@ def said_nowhere(found: dict[str, float]) -> bool:
 def reads_like(found: dict[str, float]) -> bool:
     """A description over the span already reads like the event: the entailment model reads it there, or it
     reads alike (the likeness the act rule asks for)."""
-    read = max((found.get(kind, 0.0) for kind in roles().read_by[Rule.DESCRIBED]), default=0.0) >= UNREAD
-    return read or (_likeness(found) or 0.0) >= UNLIKE
+    return _read_there(found) or (_likeness(found) or 0.0) >= UNLIKE
 
 
 def judge_may_lift(found: dict[str, float]) -> bool:
