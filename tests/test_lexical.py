@@ -368,3 +368,13 @@ def test_an_act_named_as_a_thing_after_a_light_verb_is_the_act(aligner):
     assert ("cake", False) in read("she makes a cake") and ("book", False) in read("she gives the man a book")
     wiped = aligner.align("the man wipes the bench", "A lifter gives the bench a wipe and heads out.")
     assert wiped.action == 1.0 and wiped.thing == 1.0, wiped.explain()
+
+
+def test_an_act_named_by_its_noun_is_said_by_a_verb_for_it(aligner):
+    """"the crash" is something done: a description where a cyclist falls says it, as it says "the cyclist
+    crashes". A thing with a verb sense ("the bench", "into bags") stays a thing: no verb reading is added."""
+    crash = aligner.align("the crash", "One cyclist in green loses grip and falls onto the grass.")
+    assert crash.thing and crash.thing > 0, crash.explain()
+    assert "v" in next(t for t in aligner.terms("the crash")).senses
+    assert "v" not in next(t for t in aligner.terms("the bench")).senses
+    assert "v" not in next(t for t in aligner.terms("he drops it into bags") if t.text == "bags").senses

@@ -184,8 +184,21 @@ def test_a_judges_shown_answers_the_act_rule_only_where_the_description_already_
     assert combined({**unread, "judge": 1.0}, calibration, judge_lifts=True) < 0.5
     spoken_to = {**tumble, "judge": 1.0, "instructions": 1.0}  # the footage spoke to its reader
     assert combined(spoken_to, calibration, judge_lifts=True) < 0.5
-    denied = {**tumble, "judge": 1.0, "lexical_none": 1.0}  # a word over the span denies the event
+    denied = {**tumble, "judge": 1.0, "lexical_conflict": 1.0}  # a word over the span denies the event
     assert combined(denied, calibration, judge_lifts=True) < 0.5
+
+
+def test_a_judges_shown_where_the_entailment_model_reads_the_event_answers_a_description_with_none_of_its_words():
+    """"The breakaway" against "two riders attack off the front and open a gap": no word of the event is there,
+    which alone keeps a moment out; the entailment model and the judge both read the event there."""
+    calibration = Calibration(model="test", weights={"caption_event": 3.0, "lexical_none": -1.0, "judge": 1.0},
+                              bias=-2.0, threshold=0.5)
+    breakaway = {"caption_event": 0.8, "lexical": 0.0, "lexical_none": 1.0, "lexical_thing": 0.0}
+    assert combined(breakaway, calibration, judge_lifts=True) < 0.5
+    assert combined({**breakaway, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
+    assert combined({**breakaway, "judge": 1.0}, calibration) < 0.5, "a judge that only lowers answers nothing"
+    alike_only = {**breakaway, "caption_event": 0.2, "similarity": 0.6, "judge": 1.0}  # no entailment reading
+    assert combined(alike_only, calibration, judge_lifts=True) < 0.5
 
 
 def test_things_no_word_names_are_not_made_by_an_entailment_models_yes_in_a_description_unlike_the_event():

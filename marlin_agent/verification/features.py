@@ -27,6 +27,7 @@ class Rule(StrEnum):
     LIKENESS = "likeness"  # how much a description over the span reads like the event, in meaning
     ACT = "act"  # how far the act the event names is said over the span (0: not at all)
     THINGS = "things"  # how far the things the event names are said over the span (0: not at all)
+    UNWORDED = "unworded"  # no word of the event is said over the span (a veto a reading in meaning may answer)
 
 
 @dataclass(frozen=True)

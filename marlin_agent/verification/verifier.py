@@ -28,7 +28,9 @@ one confidence with the rules that keep an answer honest:
   reads alike) and no text there spoke to its reader (``instructions``): text in the footage that talks the
   judge into "yes" changes nothing. There, and only there, its "shown" also answers the act rule: an act said
   in words no reading rule links ("takes a tumble" for "falls"), which a second model reads in the description
-  too, is not held back for want of a matching word.
+  too, is not held back for want of a matching word; and where the entailment model reads the event there,
+  it answers the veto of a description that says none of its words (``Rule.UNWORDED``: "the breakaway" in
+  "two riders attack off the front"). A denial ("a red square" for "the red circle") it never answers.
 """
 
 from __future__ import annotations
@@ -122,6 +124,10 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
     """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes or, with
     ``judge_lifts``, also lifts where ``judge_may_lift``)."""
     weights, bias, kinds = calibration.weights, calibration.bias, roles()
+    if judge_lifts and judge_shows(found) and _read_there(found):
+        # Two readers find the event in meaning where no word of it is said ("the breakaway" in "two riders
+        # attack off the front"): "no word" is answered, not a denial.
+        found = {kind: value for kind, value in found.items() if kind not in kinds.read_by[Rule.UNWORDED]}
     everything = confidence_of({k: v for k, v in found.items() if k not in kinds.outside}, weights, bias)
     decided = everything
     if not speech_question:

@@ -408,7 +408,9 @@ class LexicalAligner:
                 before: str) -> Term:
         """A term with the senses its place allows, marked when it is the act ("slices" after "the baker")."""
         if before in _BEFORE_A_THING and senses.keys() - {"v", "r"}:
-            senses = {pos: ids for pos, ids in senses.items() if pos not in ("v", "r")}
+            # An act named as a thing ("the crash", "a tumble") is still the act: its verb senses stay.
+            named_act = before in _DETERMINERS and " " not in text and self._names_an_act(text)
+            senses = {pos: ids for pos, ids in senses.items() if pos != "r" and (pos != "v" or named_act)}
         return Term(text=text, by_pos=tuple(senses.items()), forms=forms, weight=weight,
                     act=self._is_act(text, senses, weight, before))
 
@@ -725,7 +727,8 @@ class Lexical:
     # asked words: whatever a small model reads into it, nothing there is what was asked.
     features: ClassVar[tuple[Feature, ...]] = (
         Feature("lexical"), Feature("lexical_conflict", veto=0.7), Feature("lexical_swap"), Feature("lexical_best"),
-        Feature("lexical_none", veto=1.0), Feature("lexical_action", rules=frozenset({Rule.ACT})),
+        Feature("lexical_none", veto=1.0, rules=frozenset({Rule.UNWORDED})),
+        Feature("lexical_action", rules=frozenset({Rule.ACT})),
         Feature("lexical_thing", rules=frozenset({Rule.THINGS})))
 
     def __init__(self, settings: Settings, embed: Embed) -> None:
