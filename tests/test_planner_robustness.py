@@ -11,6 +11,7 @@ import json
 import threading
 
 import pytest
+from pydantic_ai.models.function import FunctionModel
 
 from evals.synthetic.planner_server import PlannerServer
 from evals.synthetic.scripted_planner import FixedMoves, SloppyPlanner
@@ -164,3 +165,22 @@ def test_without_a_fallback_a_run_the_model_cannot_finish_is_an_error_not_a_gues
 
     with pytest.raises(PlannerError, match="no fallback planner"):
         asyncio.run(go())
+
+
+def test_a_span_over_most_of_the_video_is_refused_as_a_moment_and_never_reported(shelf, library_env):
+    """A real 1.5B planner verified 0–54 s of a 54 s video: every event lies in such a span, so whatever the video
+    shows somewhere read as happening there, and the whole video was its answer."""
+    whole = {"video_id": "long_street", "event": "the white circle appears", "start": 0, "end": 200}
+    greedy = FixedMoves([_move("verify", **whole), _move("answer", answer="the whole video", moments=[
+        {"video_id": "long_street", "start": 0, "end": 200}])])
+    heard: list[str] = []
+
+    def listening(messages, info):
+        heard.append(str(messages[-1]))
+        return greedy(messages, info)
+
+    answer = _ask("when does the white circle appear", shelf, library_env, FunctionModel(listening))
+    assert any("covers most of the video" in said and "call find with that window" in said for said in heard)
+    assert answer.fallback.startswith("the LLM planner answered without grounding any candidate"), \
+        "a refused verify is not a look"
+    assert _right(answer) and all(m.end - m.start < 30 for m in answer.moments), answer.answer

@@ -17,7 +17,8 @@ from pathlib import Path
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, VideoInfo, VideoRef
-from marlin_agent.errors import BudgetExhausted, ChunkFailed, InputError, MarlinAgentError, ServerNotConfigured
+from marlin_agent.errors import (BudgetExhausted, ChunkFailed, InputError, InvalidTimeRange, MarlinAgentError,
+                                  ServerNotConfigured)
 from marlin_agent.file_names import text_path
 from marlin_agent.library.records import Segment, chunk_window
 from marlin_agent.library.store import Library
@@ -46,6 +47,9 @@ from marlin_agent.verification.spans import tighter_window
 from marlin_agent.verification.verifier import JUDGE_KIND, Judge, Verifier
 
 WINDOW_SECONDS = 60.0
+# A span to verify longer than this and than half its video is not one moment: every event of the video lies in
+# it, so whatever the video shows somewhere would read as happening there (a real 1.5B planner verified 0-54 s).
+MOMENT_SECONDS = 30.0
 # A grounded span this close to an edge of its window (where the video goes on) may be cut by it.
 EDGE_SECONDS = 1.0
 # Search hits a planner may ask for at once: more costs its context and finds nothing better.
@@ -356,7 +360,17 @@ class Toolbox:
             start: The span's start, in seconds, as find or search gave it.
             end: The span's end, in seconds.
         """
+        await self.one_moment(run, video_id, start, end)
         return await self.check(run, Claim(video_id, event, start, end))
+
+    async def one_moment(self, run: RunContext, video_id: str, start: float, end: float) -> None:
+        """Refuse a span to verify that covers most of its video (``MOMENT_SECONDS``), saying what to do instead."""
+        duration = (await self.video_info(run, video_id)).duration
+        if end - start > MOMENT_SECONDS and end - start > duration / 2:
+            raise InvalidTimeRange(f"{start:.1f}–{end:.1f} s covers most of the video ({duration:.1f} s), so it is not "
+                                   "one moment: everything the video shows lies in it",
+                                   hint="call find with that window to place the event, then verify the span find "
+                                        "returns")
 
     async def check(self, run: RunContext, claim: Claim, reground: bool | None = None,
                     regrounded: Evidence | None = None) -> Verification:
