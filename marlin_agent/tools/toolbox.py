@@ -17,8 +17,14 @@ from pathlib import Path
 from marlin_agent.clock import clock
 from marlin_agent.config import Settings
 from marlin_agent.domain import Chunk, Event, Evidence, Moment, StagedClip, VideoInfo, VideoRef
-from marlin_agent.errors import (BudgetExhausted, ChunkFailed, InputError, InvalidTimeRange, MarlinAgentError,
-                                  ServerNotConfigured)
+from marlin_agent.errors import (
+    BudgetExhausted,
+    ChunkFailed,
+    InputError,
+    InvalidTimeRange,
+    MarlinAgentError,
+    ServerNotConfigured,
+)
 from marlin_agent.file_names import text_path
 from marlin_agent.library.records import Segment, chunk_window
 from marlin_agent.library.store import Library
@@ -42,9 +48,10 @@ from marlin_agent.tools.run_context import Meter, RunContext
 from marlin_agent.tools.timing import caption_timing, cut_at_chunk_edge, cut_by_window
 from marlin_agent.tools.trace_order import branches
 from marlin_agent.verification.claims import Claim, Source
+from marlin_agent.verification.confidence import JUDGE_KIND
 from marlin_agent.verification.signals import SpanTexts, regrounding_evidence
 from marlin_agent.verification.spans import tighter_window
-from marlin_agent.verification.verifier import JUDGE_KIND, Judge, Verifier
+from marlin_agent.verification.verifier import Judge, Verifier
 
 WINDOW_SECONDS = 60.0
 # A span to verify longer than this and than half its video is not one moment: every event of the video lies in

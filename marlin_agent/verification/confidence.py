@@ -20,7 +20,8 @@ from marlin_agent.verification.signals import signal_features
 
 # Evidence the verifier adds itself (it needs Marlin or the planner LLM), besides the registered signals':
 # where Marlin grounds the event again around the span, and the judge model's verdict on a fresh caption.
-VERIFIER_FEATURES = (Feature("regrounding"), Feature("judge", Role.OUTSIDE))
+JUDGE_KIND = "judge"
+VERIFIER_FEATURES = (Feature("regrounding"), Feature(JUDGE_KIND, Role.OUTSIDE))
 VERIFIER_KINDS = tuple(found.name for found in VERIFIER_FEATURES)
 
 

@@ -44,7 +44,7 @@ from typing import Any
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
-from marlin_agent.verification.confidence import confidence_of, features, roles
+from marlin_agent.verification.confidence import JUDGE_KIND, confidence_of, features, roles
 from marlin_agent.verification.entailment import model_folder
 from marlin_agent.verification.features import Rule
 from marlin_agent.verification.instructions import INSTRUCTIONS_KIND, addressed, described
@@ -65,8 +65,7 @@ UNREAD = 0.5
 # The likeness (``Rule.LIKENESS``: the similarity signal's score) under which a description hardly reads like
 # the event (MiniLM cosine about 0.51): an entailment model's "yes" there does not make an act no word says.
 UNLIKE = 0.3
-# The judge's feature, and its "shown" (a verdict enters as 2·score − 1: shown 1, unclear 0, not shown −1).
-JUDGE_KIND = "judge"
+# The judge's "shown" (a verdict enters as 2·score − 1: shown 1, unclear 0, not shown −1).
 JUDGE_SHOWN = 1.0
 
 
