@@ -190,7 +190,8 @@ def test_the_verifiers_rules_read_features_by_the_roles_their_signals_declare():
     assert declared.said == {"transcript"} and declared.outside == {"judge"}
     assert declared.vetoes == {"lexical_conflict": 0.7, "lexical_none": 1.0}
     assert declared.read_by == {Rule.DESCRIBED: ("caption_event", "fresh_caption"), Rule.LIKENESS: ("similarity",),
-                                Rule.ACT: ("lexical_action",), Rule.THINGS: ("lexical_thing",)}
+                                Rule.ACT: ("lexical_action",), Rule.THINGS: ("lexical_thing",),
+                                Rule.UNWORDED: ("lexical_none",)}
     assert set(feature_kinds()) >= declared.said | declared.outside | set(declared.vetoes)
 
 
