@@ -421,13 +421,10 @@ class LLMPlanner:
         """The toolbox's tool for a move; a span to verify is checked in the question's mode, whatever words the
         model chose for the event."""
         if call.tool == "verify":
-            return self._verify(run, call.args, outcome.speech)
+            arguments = call.args
+            return self.tools.check_moment(run, Claim(arguments["video_id"], arguments["event"], arguments["start"],
+                                                      arguments["end"], speech=outcome.speech))
         return getattr(self.tools, call.tool)(run, **call.args)
-
-    async def _verify(self, run: RunContext, arguments: dict, speech: bool):
-        await self.tools.one_moment(run, arguments["video_id"], arguments["start"], arguments["end"])
-        return await self.tools.check(run, Claim(arguments["video_id"], arguments["event"], arguments["start"],
-                                                 arguments["end"], speech=speech))
 
     async def _verified_for_question(self, run: RunContext, event: str, answer: dict,
                                      speech: bool) -> tuple[list[Moment], list[Moment]]:

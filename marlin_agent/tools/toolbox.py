@@ -367,17 +367,19 @@ class Toolbox:
             start: The span's start, in seconds, as find or search gave it.
             end: The span's end, in seconds.
         """
-        await self.one_moment(run, video_id, start, end)
-        return await self.check(run, Claim(video_id, event, start, end))
+        return await self.check_moment(run, Claim(video_id, event, start, end))
 
-    async def one_moment(self, run: RunContext, video_id: str, start: float, end: float) -> None:
-        """Refuse a span to verify that covers most of its video (``MOMENT_SECONDS``), saying what to do instead."""
-        duration = (await self.video_info(run, video_id)).duration
+    async def check_moment(self, run: RunContext, claim: Claim) -> Verification:
+        """``check`` for a span a planner chose: one that covers most of its video (``MOMENT_SECONDS``) is refused,
+        saying what to do instead."""
+        start, end = claim.span
+        duration = (await self.video_info(run, claim.video_id)).duration
         if end - start > MOMENT_SECONDS and end - start > duration / 2:
             raise InvalidTimeRange(f"{start:.1f}–{end:.1f} s covers most of the video ({duration:.1f} s), so it is not "
                                    "one moment: everything the video shows lies in it",
                                    hint="call find with that window to place the event, then verify the span find "
                                         "returns")
+        return await self.check(run, claim)
 
     async def check(self, run: RunContext, claim: Claim, reground: bool | None = None,
                     regrounded: Evidence | None = None) -> Verification:

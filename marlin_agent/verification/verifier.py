@@ -123,7 +123,8 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
     """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes or, with
     ``judge_lifts``, also lifts where ``judge_may_lift``)."""
     weights, bias, kinds = calibration.weights, calibration.bias, roles()
-    if judge_lifts and judge_shows(found) and _read_there(found):
+    shown = judge_lifts and judge_shows(found)
+    if shown and _read_there(found):
         # Two readers find the event in meaning where no word of it is said ("the breakaway" in "two riders
         # attack off the front"): "no word" is answered, not a denial.
         found = {kind: value for kind, value in found.items() if kind not in kinds.read_by[Rule.UNWORDED]}
@@ -137,7 +138,7 @@ def combined(found: dict[str, float], calibration: Calibration, speech_question:
     if kinds.outside & found.keys():
         judged = confidence_of(found, weights, bias)
         decided = judged if judge_lifts and judge_may_lift(found) and judged > decided else min(decided, judged)
-    held = said_nowhere(found) and not (judge_lifts and judge_shows(found))
+    held = said_nowhere(found) and not shown
     if any(found.get(kind, 0.0) >= level for kind, level in kinds.vetoes.items()) or held:
         decided = min(decided, round(calibration.threshold - CONTRADICTED_MARGIN, 3))
     return decided
