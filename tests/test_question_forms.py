@@ -350,11 +350,13 @@ def test_a_repeat_told_in_other_words_is_still_counted():
 
 
 _SUBJECTS = ["the dog", "a doctor", "the red car", "the girl by the window", "the man in the red coat", "the old cook",
-             "a courier", "the tall player"]
+             "a courier", "the tall player", "the man's dog", "someone's luggage", "the boss's car", "the players' coach",
+             "the woman in the blue dress", "the bus driver"]
 _VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asleep"), ("turn", "turns", "left"),
           ("open", "opens", "the door"), ("knock", "knocks", "the mug off the table"), ("cross", "crosses", "the road"),
           ("catch", "catches", "the ball"), ("get", "gets", "on the sofa"), ("wave", "waves", "at the camera"),
-          ("pick", "picks", "up the box")]
+          ("pick", "picks", "up the box"), ("split", "splits", "open"), ("go", "goes", "wild"),
+          ("get", "gets", "knocked down"), ("swing", "swings", "shut"), ("walk", "walks", "in")]
 _PARTICIPLES = [("kicked", "into the net"), ("left", "at the door"), ("stolen", "from the porch"),
                 ("carried", "inside"), ("seen", "on screen")]
 
@@ -365,6 +367,17 @@ def test_a_rewritten_do_question_keeps_every_word_in_order_and_inflects_only_its
     base, third, rest = verb
     plan = read_question(f"{lead} {subject} {base} {rest}?")
     assert plan.target == f"{subject} {third} {rest}", plan.target
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.sampled_from(_SUBJECTS), st.sampled_from(_VERBS), st.sampled_from([
+    "how many times does {subject} {base} {rest}?", "how many times {subject} {third} {rest}?",
+    "every time {subject} {third} {rest}", "the first time {subject} {third} {rest}",
+    "what happens after {subject} {third} {rest}?"]))
+def test_every_form_asks_about_the_same_event_phrase_as_a_when_question(subject, verb, shape):
+    base, third, rest = verb
+    plan = read_question(shape.format(subject=subject, base=base, third=third, rest=rest))
+    assert (plan.target or plan.anchor) == f"{subject} {third} {rest}"
 
 
 @settings(max_examples=80, deadline=None)

@@ -52,6 +52,18 @@ _AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "bac
 _PREDICATES = {"visible", "present", "open", "closed", "shut", "empty", "full", "lit", "there", "here", "alone",
                "asleep", "awake", "gone", "away", "out", "off", "up", "down", "back", "still", "moving"}
 _PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
+# Verbs that take what they end up as right after them ("the case bursts open", "the crowd goes wild",
+# "the man gets knocked down"): before such a word, they are the verb and it is not.
+_LINKING = {"get", "go", "become", "stay", "remain", "keep", "turn", "grow", "fall", "come", "seem", "look", "feel",
+            "break", "burst", "swing", "fly", "spring", "slam", "blow", "pop", "split", "slide", "rip", "tear", "crack",
+            "shake", "wriggle", "prise", "pry", "kick", "push", "pull", "snap", "run", "end"}
+_COMPLEMENTS = {"open", "shut", "closed", "free", "loose", "apart", "wild", "quiet", "silent", "still", "dark", "mad",
+                "dead", "flat", "wide", "clear", "empty", "full", "limp", "rigid", "tight", "sideways", "upright"}
+# Words ending in -ing that are not an -ing form ("the gate | swing shut", "the bell | ring").
+_ING_NOT_PARTICIPLE = {"swing", "spring", "bring", "sing", "sting", "ring", "wring", "cling", "fling", "sling",
+                       "string", "thing", "king", "wing", "ping", "ding"}
+_NOT_PLURAL = {"this", "his", "its", "is", "was", "has", "does", "as", "us", "bus", "gas", "glass", "news", "lens",
+               "series", "species", "canvas", "chaos", "atlas", "bonus", "campus", "circus", "virus", "yes"}
 _IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",
                           "thrown", "shown", "seen", "done", "said", "sold", "told", "found", "won", "lost", "run",
                           "let", "split", "kept", "built", "sent", "spent", "struck", "stuck", "hung", "dug"}
@@ -66,6 +78,19 @@ def _third_person(verb: str) -> str:
     if re.search(r"[^aeiou]y$", lowered):
         return verb[:-1] + "ies"
     return verb + "s"
+
+
+def looks_plural(word: str) -> bool:
+    """A plural noun by its ending ("lanes", "players"), not one that ends in s anyway ("dress", "bus") nor a
+    possessive ("the man's", "the players'"), which says nothing of how many the subject is."""
+    lowered = word.lower()
+    return re.search(r"[^s']s$", lowered) is not None and lowered not in _NOT_PLURAL
+
+
+def _takes_complement(word: str, following: str) -> bool:
+    """ "burst | open", "get | knocked": a verb with what its subject ends up as right after it."""
+    participle = following in _IRREGULAR_PARTICIPLES or re.match(r"^\w+ed$", following) is not None
+    return word in _LINKING and (following in _COMPLEMENTS or participle)
 
 
 def _past_modifier(words: list[str], at: int) -> int:
@@ -92,11 +117,10 @@ def _verb_position(words: list[str]) -> int | None:
             at = _past_modifier(words, at)
             continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
-        plural_noun = re.search(r"[^s]s$", word) is not None  # "lanes", not "cross"
         # "come running", "keep walking": the word before an -ing form is the verb.
-        if (following == "" or following in _AFTER_VERB or following in _AFTER_VERB_ALSO or following.endswith("ing")) \
-                and not plural_noun \
-                and word not in _DESCRIBING:
+        telling = following in ("", *_AFTER_VERB, *_AFTER_VERB_ALSO) or following.endswith("ing") \
+            and following not in _ING_NOT_PARTICIPLE
+        if _takes_complement(word, following) or telling and not looks_plural(word) and word not in _DESCRIBING:
             return at
         at += 1
     # No telling word after it: the word after the head noun ("the car | change lanes").
@@ -139,9 +163,7 @@ def _undo_inversion(auxiliary: str, rest: str) -> str:
     if aux in ("does", "did"):
         at = _verb_position(words)
         subject = {w.lower() for w in words[: at or 0]}
-        if at is None or subject & _PLURAL_SUBJECTS or any(w.lower().endswith("s") and len(w) > 3
-                                                             and w.lower() not in ("this", "his", "its")
-                                                             for w in words[1:at]):
+        if at is None or subject & _PLURAL_SUBJECTS or any(looks_plural(w) for w in words[1:at]):
             return rest
         return " ".join(words[:at] + [_third_person(words[at])] + words[at + 1:])
     return rest  # do, will, can: the base form is already right

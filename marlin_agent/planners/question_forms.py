@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from marlin_agent.planners.phrasing import _third_person, event_description
+from marlin_agent.planners.phrasing import _third_person, event_description, looks_plural
 
 Form = Literal["when", "every", "count", "first", "last", "before", "after", "between", "duration", "unsupported"]
 FORMS: tuple[str, ...] = Form.__args__  # type: ignore[attr-defined]
@@ -33,7 +33,6 @@ class QuestionPlan(BaseModel):
 
 
 _I = re.IGNORECASE
-_NOT_PLURAL = {"this", "his", "its", "is", "was", "has", "does", "as", "us", "bus", "gas", "glass", "news"}
 _PAST = {"ran", "went", "came", "saw", "took", "got", "left", "hit", "fell", "flew", "drove", "rode", "threw",
          "caught", "made", "put", "set", "won", "lost", "crossed"}
 _ANYTHING = r"(?:what|anything|something|which events?|what else)"
@@ -84,7 +83,7 @@ def _counted(rest: str) -> str:
     if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
         return _event(rest)
     words = rest.split()
-    if len(words) >= 2 and re.search(r"[^s]s$", words[0], _I) and words[0].lower() not in _NOT_PLURAL:
+    if len(words) >= 2 and looks_plural(words[0]):
         noun = re.sub(r"(?:(?<=[sxz])|(?<=[cs]h))es$", "", words[0][:-3] + "y" if words[0].endswith("ies") else
                       words[0])
         noun = noun[:-1] if noun == words[0] else noun
