@@ -295,6 +295,19 @@ class LexicalAligner:
                     break
         return ("_".join(parts), senses) if senses else None
 
+    def _moving_into(self, parts: list[str]) -> tuple[str, dict[str, tuple[str, ...]]] | None:
+        """A verb and "into" / "onto" read as its phrasal verb with "in" / "on" ("drops into the half-pipe" says
+        "drops in", "gets into the car" "gets in"): WordNet lists the phrasal verb with the bare particle only.
+        Its verb senses only ("walks into" is not the noun "walk-in"), and the verb's own: "into" always has where
+        after it."""
+        if len(parts) != 2 or parts[1] not in ("into", "onto"):
+            return None
+        found = self._collocation([parts[0], parts[1][:-2]])
+        if found is None or "v" not in found[1]:
+            return None
+        literal = self.wordnet.senses(parts[0], "v")[:_SENSES]
+        return "_".join(parts), {"v": tuple(dict.fromkeys([*literal, *found[1]["v"]]))}
+
     def _tokens(self, text: str) -> tuple[list[str], set[int]]:
         """The words of ``text`` (a hyphenated word WordNet does not know as its parts: "count-in" is
         "count in"), and the positions of owners among them."""
@@ -369,7 +382,7 @@ class LexicalAligner:
             part = run[:size]
             if len(part) < size or part[0] in STOPWORDS and part[0] not in ("off", "up") or "n't" in part:
                 continue
-            found = self._collocation(part)
+            found = self._collocation(part) or self._moving_into(part)
             if found:
                 senses = dict(found[1])
                 forms = frozenset(self.wordnet.synset(s).words[0] for ids in senses.values() for s in ids[:1])
