@@ -514,6 +514,8 @@ class LexicalAligner:
             return 0.0
         if s in links or a in self._links(s, _LINKS_TO):
             return 0.8
+        if pos == "n" and (self._defined_as(a, s) or self._defined_as(s, a)):
+            return _GLOSS_MORE_SPECIFIC  # a word defined as the other: "bloke" (a boy or man), for "man"
         if s in self._links(a, _WHOLE) and rank == other_rank == 0:
             return 0.55  # the whole the asked part belongs to: an arm raised, for a hand up
         if pos == "v" and rank == other_rank == 0 and self._one_way_of(a, s):
@@ -528,6 +530,15 @@ class LexicalAligner:
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
+
+    def _defined_as(self, sense: str, other: str) -> bool:
+        """``sense``'s whole definition is a word or a choice of words ("a boy or man"), one of them a word of
+        ``other``: the dictionary says the one is the other, though neither sits under the other."""
+        gloss = re.split(r"[;:(]", self.wordnet.synset(sense).gloss.lower())[0].strip()
+        choices = [re.sub(r"^(?:a|an|the)\s+", "", part.strip()) for part in re.split(r"\s+or\s+|,\s*", gloss)]
+        if not choices or any(" " in choice for choice in choices):
+            return False
+        return bool(set(choices) & set(self.wordnet.synset(other).words))
 
     def _genera(self, sense: str) -> frozenset[str]:
         """The acts a verb sense's definition says it is a way of: its first verb ("fall down, as if
