@@ -398,3 +398,11 @@ def test_a_word_the_dictionary_defines_as_the_other_is_said_by_it(aligner):
     bloke = aligner.align("a bloke checks the cars", "A hooded man checks whether the parked cars are unlocked.")
     assert not bloke.conflicts and ("bloke", "man", 0.75) in bloke.aligned, bloke.explain()
     assert "waiter" in aligner.align("a waiter checks the cars", "A nurse checks the cars.").missing
+
+
+def test_an_animal_named_by_what_it_is_to_people_is_not_denied_by_a_kind_of_animal(aligner):
+    """A stray or a pet may be any kind of animal: "a single sheep" does not deny "a stray", as "a deer" denies
+    "a fox"."""
+    stray = aligner.align("a stray runs up the hill", "A single sheep escapes and bolts up the hill.")
+    assert not stray.conflicts, stray.explain()
+    assert aligner.align("a fox runs", "A deer runs.").conflicts

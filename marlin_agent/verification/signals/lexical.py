@@ -531,6 +531,16 @@ class LexicalAligner:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
         return 0.0
 
+    @cached_property
+    def _animal(self) -> str:
+        return self.wordnet.senses("animal", "n", 1)[0]
+
+    def _by_role(self, sense: str) -> bool:
+        """An animal named by what it is to people ("stray", "pet": under "animal" or "domestic animal" only), not
+        by its kind ("dog" is a canine too)."""
+        parents = self._links(sense, "@")
+        return bool(parents) and all(self._animal in self._ancestors(parent, 1) for parent in parents)
+
     def _defined_as(self, sense: str, other: str) -> bool:
         """``sense``'s whole definition is a word or a choice of words ("a boy or man"), one of them a word of
         ``other``: the dictionary says the one is the other, though neither sits under the other."""
@@ -634,6 +644,8 @@ class LexicalAligner:
         if a in self._ancestors(s, _RELATED_KIND_STEPS) or s in self._ancestors(a, _RELATED_KIND_STEPS):
             return None
         first, second = self.wordnet.synset(a), self.wordnet.synset(s)
+        if self._by_role(a) or self._by_role(s):
+            return None  # a stray, a pet: what an animal is to people, which any kind of animal may be
         if max(rank, other_rank) < _CONFLICT_SENSES and (
                 first.lexname == second.lexname and first.lexname in _CONCRETE_LEXNAMES
                 or self._colours & set(self._ancestors(a, 3)) & set(self._ancestors(s, 3))):
