@@ -406,3 +406,11 @@ def test_an_animal_named_by_what_it_is_to_people_is_not_denied_by_a_kind_of_anim
     stray = aligner.align("a stray runs up the hill", "A single sheep escapes and bolts up the hill.")
     assert not stray.conflicts, stray.explain()
     assert aligner.align("a fox runs", "A deer runs.").conflicts
+
+
+def test_a_closed_compound_says_its_head_word_when_both_are_of_one_kind(aligner):
+    """"suitcase" says "case" (both containers, in the sense of case a bag is); "carpet" ends in "pet" but is no
+    animal, and says nothing of one."""
+    case = aligner.align("case bursting", "A suitcase bursts open on the belt and clothes fall out.")
+    assert ("case", "suitcase", 0.75) in case.aligned and not case.missing, case.explain()
+    assert "pet" in aligner.align("the pet sleeps", "The carpet is red.").missing

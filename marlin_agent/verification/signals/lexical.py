@@ -149,6 +149,8 @@ _GLOSS_MORE_SPECIFIC = 0.75  # the described act is defined as a way of the aske
 _GLOSS_MORE_GENERAL = 0.55  # the asked act is defined as a way of the described one ("takes", for "steals")
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
+# A closed compound says its head word when the two share a kind at least this deep (a container, not an artifact).
+_COMPOUND_KIND_DEPTH = 6
 # An asked word in a rare sense the description names the kind of: said, but more generally.
 _RARE_KIND_CREDIT = 0.55
 
@@ -460,6 +462,8 @@ class LexicalAligner:
                     found = (_RARE_KIND_CREDIT, None)
                 if found == (0.0, None):
                     found = (self._defined_credit(asked, said), None)
+                if found == (0.0, None) and self._compound_head(asked, said):
+                    found = (_KIND_CREDIT, None)
                 self._relations[key] = found
         return self._relations[key]
 
@@ -610,6 +614,20 @@ class LexicalAligner:
             return False  # switching on is not switching off, though both are switching
         shared = set(self._links(a, "@")) & set(self._links(s, "@"))
         return any(self.wordnet.depth(parent) >= _VERB_KIN_DEPTH for parent in shared)
+
+    def _compound_head(self, asked: Term, said: Term) -> bool:
+        """The described word is a closed compound whose head is the asked word ("suitcase" for "case",
+        "floodlight" for "light"), and the two are things of one close kind in some sense of the asked word (both
+        containers; not "carpet" for "pet")."""
+        word, other = asked.text, said.text
+        if " " in word or len(word) < 3 or not other.endswith(word) or len(other) - len(word) < 3 \
+                or not self.wordnet.lookup(other[: -len(word)], "n"):
+            return False
+        compound = said.senses.get("n", ())[:1]
+        if not compound:
+            return False
+        near = {a for a in self._ancestors(compound[0], 2) if self.wordnet.depth(a) >= _COMPOUND_KIND_DEPTH}
+        return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
 
     def _rare_kind(self, asked: Term, said: Term) -> bool:
         """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
