@@ -414,3 +414,12 @@ def test_a_closed_compound_says_its_head_word_when_both_are_of_one_kind(aligner)
     case = aligner.align("case bursting", "A suitcase bursts open on the belt and clothes fall out.")
     assert ("case", "suitcase", 0.75) in case.aligned and not case.missing, case.explain()
     assert "pet" in aligner.align("the pet sleeps", "The carpet is red.").missing
+
+
+def test_a_described_word_that_is_an_asked_thing_does_not_say_the_act_too(aligner):
+    """"the drive" of a house is the driveway asked for; that its commonest noun sense is an act of driving does
+    not make it say "pulls into" as well. A word that is the asked act may still say a thing too ("a fast serve"
+    says the ace, a kind of serve, and "served")."""
+    light = aligner.align("a police car pulls into the driveway", "The security light comes on, brightening the drive.")
+    assert ("driveway", "drive", 1.0) in light.aligned and "pulls into" in light.missing, light.explain()
+    assert ("ace", "serve", 0.55) in aligner.align("the ace is served", "A fast serve goes untouched.").aligned

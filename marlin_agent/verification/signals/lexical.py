@@ -704,9 +704,13 @@ class LexicalAligner:
             self._relations.clear()
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
+        # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
+        # asked for, not also a way of "pulls into".
+        taken = {s for (a, s), (credit, _) in relations.items() if credit >= 1.0 and not a.act}
         credit_sum, conflict, credits = 0.0, 0.0, []
         for term in asked_terms:
-            best, best_word, reason, against = self._best_partner(term, said_terms, relations, used)
+            free = [s for s in said_terms if not (term.act and s in taken) or relations[(term, s)][0] >= 1.0]
+            best, best_word, reason, against = self._best_partner(term, free, relations, used)
             credit_sum += best * term.weight
             credits.append((term, best))
             if best > 0:
