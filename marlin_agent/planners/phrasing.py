@@ -49,6 +49,8 @@ _DESCRIBING = {"red", "green", "blue", "yellow", "white", "black", "purple", "or
 # Said of a subject after "is": "is the red circle visible", "is the door open".
 _AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "backward", "backwards", "together",
                     "quickly", "slowly", "home", "around"}
+# A word right after the verb, or none: the end of the phrase.
+_TELLING = frozenset({"", *_AFTER_VERB, *_AFTER_VERB_ALSO})
 _PREDICATES = {"visible", "present", "open", "closed", "shut", "empty", "full", "lit", "there", "here", "alone",
                "asleep", "awake", "gone", "away", "out", "off", "up", "down", "back", "still", "moving"}
 _PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
@@ -118,9 +120,8 @@ def _verb_position(words: list[str]) -> int | None:
             continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
         # "come running", "keep walking": the word before an -ing form is the verb.
-        telling = following in ("", *_AFTER_VERB, *_AFTER_VERB_ALSO) or following.endswith("ing") \
-            and following not in _ING_NOT_PARTICIPLE
-        if _takes_complement(word, following) or telling and not looks_plural(word) and word not in _DESCRIBING:
+        telling = following in _TELLING or (following.endswith("ing") and following not in _ING_NOT_PARTICIPLE)
+        if _takes_complement(word, following) or (telling and not looks_plural(word) and word not in _DESCRIBING):
             return at
         at += 1
     # No telling word after it: the word after the head noun ("the car | change lanes").
