@@ -423,3 +423,14 @@ def test_a_described_word_that_is_an_asked_thing_does_not_say_the_act_too(aligne
     light = aligner.align("a police car pulls into the driveway", "The security light comes on, brightening the drive.")
     assert ("driveway", "drive", 1.0) in light.aligned and "pulls into" in light.missing, light.explain()
     assert ("ace", "serve", 0.55) in aligner.align("the ace is served", "A fast serve goes untouched.").aligned
+
+
+def test_a_person_named_by_role_may_be_one_named_by_sex_or_age(aligner):
+    """The prowler asked about is "the man in the hoodie" of a description, and an official may be "a woman": one
+    word names what the person does, the other what they look like, and in part each says the other. Two roles
+    ("a guard" for "the prowler") say nothing of each other."""
+    prowler = aligner.align("the prowler runs off", "A security guard walks up and the man in the hoodie runs off.")
+    assert ("prowler", "man", 0.55) in prowler.aligned and not prowler.missing, prowler.explain()
+    official = aligner.align("a woman waves a flag", "An official waves a flag.")
+    assert ("woman", "official", 0.55) in official.aligned, official.explain()
+    assert "prowler" in aligner.align("the prowler runs off", "A guard runs off.").missing

@@ -153,6 +153,13 @@ _RARE_SENSE_CREDIT = 0.8
 _COMPOUND_KIND_DEPTH = 6
 # An asked word in a rare sense the description names the kind of: said, but more generally.
 _RARE_KIND_CREDIT = 0.55
+# A person named by sex or age ("a man", "the woman") for one named by role ("the prowler", "an official"), or the
+# other way: the same person may be both, though the words do not say so.
+_PERSON_BY_LOOK_CREDIT = 0.55
+_PERSON_LEXNAME = 18
+_LOOKS = ("adult", "male", "female", "juvenile")
+# Within this many steps of one of those: "a lady" (a woman, an adult), not "a nurse" (a professional, then an adult).
+_LOOK_STEPS = 2
 
 
 @dataclass(frozen=True, eq=False)
@@ -464,6 +471,8 @@ class LexicalAligner:
                     found = (self._defined_credit(asked, said), None)
                 if found == (0.0, None) and self._compound_head(asked, said):
                     found = (_KIND_CREDIT, None)
+                if found == (0.0, None) and self._role_and_look(asked, said):
+                    found = (_PERSON_BY_LOOK_CREDIT, None)
                 self._relations[key] = found
         return self._relations[key]
 
@@ -628,6 +637,25 @@ class LexicalAligner:
             return False
         near = {a for a in self._ancestors(compound[0], 2) if self.wordnet.depth(a) >= _COMPOUND_KIND_DEPTH}
         return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
+
+    @cached_property
+    def _looks(self) -> frozenset[str]:
+        """WordNet's people by sex or age: an adult, a male or female person, a juvenile."""
+        return frozenset(next(s for s in self.wordnet.senses(word, "n") if self.wordnet.synset(s).lexname ==
+                              _PERSON_LEXNAME) for word in _LOOKS)
+
+    def _person(self, term: Term) -> bool | None:
+        """For a person noun in its commonest sense: named by look (True: "a man", "the girl") or by role (False:
+        "the thief", "an official"); None for anything else."""
+        nouns = term.senses.get("n", ())[:1]
+        if term.act or not nouns or self.wordnet.synset(nouns[0]).lexname != _PERSON_LEXNAME:
+            return None
+        return bool(self._looks & ({nouns[0]} | set(self._ancestors(nouns[0], _LOOK_STEPS))))
+
+    def _role_and_look(self, asked: Term, said: Term) -> bool:
+        """One word names a person by role, the other by sex or age ("the prowler" / "the man in the hoodie")."""
+        kinds = {self._person(asked), self._person(said)}
+        return kinds == {True, False}
 
     def _rare_kind(self, asked: Term, said: Term) -> bool:
         """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
