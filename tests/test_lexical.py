@@ -434,3 +434,12 @@ def test_a_person_named_by_role_may_be_one_named_by_sex_or_age(aligner):
     official = aligner.align("a woman waves a flag", "An official waves a flag.")
     assert ("woman", "official", 0.55) in official.aligned, official.explain()
     assert "prowler" in aligner.align("the prowler runs off", "A guard runs off.").missing
+
+
+def test_two_acts_that_leave_their_thing_in_the_same_state_say_each_other_in_part(aligner):
+    """"pops open" says "bursts open" in part: both end with the bag open, whatever the manner. The state decides:
+    "snaps shut" denies "bursts open", and "swings open" denies "swings shut"."""
+    popped = aligner.align("the suitcase bursts open", "A bag pops open and its clothing spills onto the carousel.")
+    assert ("bursts", "pops", 0.6) in popped.aligned and not popped.missing, popped.explain()
+    assert aligner.align("the suitcase bursts open", "The bag snaps shut.").conflicts
+    assert aligner.align("the gate swings shut", "The gate swings open.").conflicts

@@ -16,6 +16,7 @@ It needs no model: only WordNet's files, and a few milliseconds per pair.
 from __future__ import annotations
 
 import dataclasses
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -99,6 +100,9 @@ _SIBLING_MIN_DEPTH = 5  # ... that is specific enough (not "entity", "act", "per
 # other in part.
 _VERB_KIN_DEPTH = 2
 _VERB_KIN_CREDIT = 0.6
+# The state an act leaves its thing in, said right after the verb ("bursts open", "slams shut", "breaks free"): two
+# acts that end in the same one say the same change, in part ("pops open" for "bursts open").
+_RESULT_STATES = frozenset("open shut closed apart loose free".split())
 # Kinds whose members exclude each other, by WordNet's lexicographer files (animals, shapes): two
 # unrelated words from one of them name different things. Artifacts, places, plants and foods are
 # left to the close-sibling test (a caption naming the tree is not denying the grass), and people
@@ -236,6 +240,19 @@ def _said_share(credits: list[tuple[Term, float]], chosen: Callable[[Term], bool
     """How far the chosen asked words are said (their weighted credit); None when the event has none."""
     picked = [(credit, term.weight) for term, credit in credits if chosen(term)]
     return round(sum(c * w for c, w in picked) / sum(w for _, w in picked), 3) if picked else None
+
+
+def _results(terms: tuple[Term, ...]) -> dict[Term, str]:
+    """Each act followed straight away by the state it leaves its thing in ("bursts open"), and that state."""
+    return {term: after.text for term, after in itertools.pairwise(terms)
+            if term.act and after.text in _RESULT_STATES}
+
+
+def _same_result(asked_terms: tuple[Term, ...], said_terms: tuple[Term, ...]) -> list[tuple[Term, Term]]:
+    """Pairs of an asked act and a described one that end in the same state ("bursts open" / "pops open")."""
+    said = _results(said_terms)
+    return [(act, other) for act, state in _results(asked_terms).items()
+            for other, other_state in said.items() if other_state == state]
 
 
 def _is_thing(term: Term) -> bool:
@@ -730,6 +747,9 @@ class LexicalAligner:
         relations = {(a, s): self._relation(a, s) for a in asked_terms for s in said_terms}
         if len(self._relations) > _MOST_RELATIONS:  # a long-lived process keeps the recent ones
             self._relations.clear()
+        for a, s in _same_result(asked_terms, said_terms):
+            if relations[(a, s)][0] < _VERB_KIN_CREDIT:
+                relations[(a, s)] = (_VERB_KIN_CREDIT, None)
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
