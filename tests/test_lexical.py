@@ -45,6 +45,8 @@ def test_synonyms_and_more_specific_words_support_the_asked_event(aligner, asked
     ("a cyclist crosses behind the car", "A cyclist crosses the road in front of the stopped car.",
      "front, not behind"),
     ("the man hands over the parcel", "The man does not hand over the parcel.", "negated"),
+    ("the cat jumps down from the windowsill to the floor", "The cat leaps onto the windowsill and watches birds.",
+     "to windowsill, not from windowsill"),
 ])
 def test_siblings_antonyms_reversals_and_negation_conflict_and_the_evidence_says_which(aligner, asked, said, shown):
     alignment = aligner.align(asked, said)
@@ -58,6 +60,17 @@ def test_a_particle_reverses_the_event_only_after_the_same_act(aligner):
     assert reversed_shutter.conflict >= 0.7 and "up, not down" in reversed_shutter.explain()
     settled = aligner.align("the dog hops up on the couch", "The dog hops onto the couch and lies down.")
     assert settled.conflict == 0.0
+
+
+def test_a_place_left_is_not_a_place_reached_but_the_same_journey_told_in_another_order_is_the_same(aligner):
+    """Leaving the windowsill ("down from the windowsill") is the reverse of reaching it ("onto the windowsill");
+    "from the floor onto the windowsill" told as "onto the windowsill from the floor" reverses nothing, nor does
+    "on the desk", which says where a thing is as much as where it went."""
+    assert aligner.align("the cat leaps onto the windowsill", "The cat jumps down from the windowsill.").conflicts
+    assert not aligner.align("a cat jumps from the floor onto the windowsill",
+                             "The cat leaps onto the windowsill from the floor.").conflicts
+    assert not aligner.align("the boy knocks a pencil case off his desk",
+                             "The boy puts his pencil case on the desk.").conflicts
 
 
 def test_an_antonym_needs_one_of_the_two_words_in_its_commonest_sense(aligner):

@@ -64,6 +64,10 @@ _OPPOSITE_WAYS = {"into": {"out", "outside"}, "inside": {"outside", "out"}, "ind
 # Directions that are a verb's particle ("rolls up"): they reverse the event only after the same act.
 _VERB_PARTICLES = frozenset({"up", "down"})
 _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
+# Where a move starts and where it ends, each with its landmark: "down from the windowsill", "onto the windowsill".
+_OWNERS = r"(?:the|a|an|his|her|its|their|my|your|our) "
+_SOURCE = re.compile(rf"\b(?:from|off|out of) (?:{_OWNERS})?(\w+)")
+_GOAL = re.compile(rf"\b(?:onto|into|to|towards?) (?:{_OWNERS})?(\w+)")
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
 # Words that begin a thing: after a verb's particle they make the particle a preposition.
@@ -279,6 +283,13 @@ def _reversed_way(asked: str, said: str, same_act: Callable[[str, str], bool]) -
     for there, back in _FROM_TO.findall(asked.lower()):
         if (back, there) in _FROM_TO.findall(said.lower()):
             return f"from {there} to {back}", f"from {back} to {there}"
+    # One place left in the one, reached in the other ("jumps down from the windowsill" / "leaps onto it").
+    for leaves, reaches in ((asked, said), (said, asked)):
+        left, reached = set(_SOURCE.findall(leaves.lower())), set(_GOAL.findall(reaches.lower()))
+        turned = (left & reached) - set(_SOURCE.findall(reaches.lower())) - set(_GOAL.findall(leaves.lower()))
+        if turned:
+            place = sorted(turned)[0]
+            return (f"from {place}", f"to {place}") if leaves is asked else (f"to {place}", f"from {place}")
     for at, word in enumerate(asked_words):
         if word in said_words:
             continue
