@@ -61,6 +61,10 @@ _OPPOSITE_WAYS = {"into": {"out", "outside"}, "inside": {"outside", "out"}, "ind
                   "out": {"into", "inside", "indoors"}, "outside": {"into", "inside", "indoors"},
                   "up": {"down"}, "down": {"up"}, "behind": {"front"}, "front": {"behind"},
                   "above": {"below", "under", "beneath"}, "below": {"above", "over"}, "under": {"over", "above"}}
+# Words for one way: a description that says it one way does not reverse it for another word ("run out into the
+# garden" goes outside, though "into" is also the way in).
+_WAYS_OUT_AND_IN = (frozenset({"out", "outside", "outdoors"}), frozenset({"into", "inside", "indoors"}))
+_SAME_WAY = {word: group for group in _WAYS_OUT_AND_IN for word in group}
 # Directions that are a verb's particle ("rolls up"): they reverse the event only after the same act.
 _VERB_PARTICLES = frozenset({"up", "down"})
 _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
@@ -155,6 +159,11 @@ _GLOSS_TOO_GENERAL = GENERIC | frozenset("move travel change put give hold use a
 _ACT_NOUNS = frozenset({4, 11})  # noun.act, noun.event: nouns that name an act ("the crash", "the breakaway")
 _GLOSS_MORE_SPECIFIC = 0.75  # the described act is defined as a way of the asked one ("topples", for "falls")
 _GLOSS_MORE_GENERAL = 0.55  # the asked act is defined as a way of the described one ("takes", for "steals")
+# Words after which a noun's definition says more about the thing it has named ("a glass with a flat bottom").
+_GLOSS_KIND_ENDS = frozenset("""
+of that which who whose with without for in on at used having to from by as or and especially usually typically
+often when where than like
+""".split())
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
 # A closed compound says its head word when the two share a kind at least this deep (a container, not an artifact).
@@ -166,6 +175,7 @@ _RARE_KIND_CREDIT = 0.55
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
 _LOOKS = ("adult", "male", "female", "juvenile")
+_EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
 # Within this many steps of one of those: "a lady" (a woman, an adult), not "a nurse" (a professional, then an adult).
 _LOOK_STEPS = 2
 
@@ -291,7 +301,7 @@ def _reversed_way(asked: str, said: str, same_act: Callable[[str, str], bool]) -
             place = sorted(turned)[0]
             return (f"from {place}", f"to {place}") if leaves is asked else (f"to {place}", f"from {place}")
     for at, word in enumerate(asked_words):
-        if word in said_words:
+        if word in said_words or _SAME_WAY.get(word, frozenset()) & set(said_words):
             continue
         for place, other in enumerate(said_words):
             if other not in _OPPOSITE_WAYS.get(word, ()):
@@ -376,7 +386,21 @@ class LexicalAligner:
             at += size
             if term is not None:
                 terms.append(term)
-        return tuple(terms)
+        return self._act_after_subject(terms)
+
+    def _act_after_subject(self, terms: list[Term]) -> tuple[Term, ...]:
+        """With no word read as the act, a verb in "-s" right after a singular first thing is the act: "the cat
+        eats", "the player scores" (each also a plural noun: food, tallies). Only with no other act: "the stage lights
+        go out" keeps "go out", while "the stage lights" alone is read the same way (a description that says the
+        lights says the word either way). A plural subject is left alone ("cartons slide" reads either way)."""
+        if any(term.act for term in terms) or len(terms) < 2:
+            return tuple(terms)
+        subject, word = terms[0], terms[1]
+        if "n" not in subject.senses or "v" not in word.senses or " " in word.text or word.weight <= _GENERIC_WEIGHT \
+                or not word.text.endswith("s") or word.text in self.wordnet.base_forms(word.text, "v") \
+                or subject.text not in self.wordnet.base_forms(subject.text, "n"):
+            return tuple(terms)
+        return (subject, dataclasses.replace(word, act=True), *terms[2:])
 
     def _light_verb(self, tokens: list[str], at: int) -> tuple[list[Term], int] | None:
         """A verb that says little but takes an act named as a thing ("takes a tumble", "gives a sharp blast",
@@ -499,6 +523,8 @@ class LexicalAligner:
                     found = (self._defined_credit(asked, said), None)
                 if found == (0.0, None) and self._compound_head(asked, said):
                     found = (_KIND_CREDIT, None)
+                if found == (0.0, None) and self._compound_head(said, asked):  # "the case", for the suitcase
+                    found = (_GLOSS_MORE_GENERAL, None)
                 if found == (0.0, None) and self._role_and_look(asked, said):
                     found = (_PERSON_BY_LOOK_CREDIT, None)
                 self._relations[key] = found
@@ -570,6 +596,8 @@ class LexicalAligner:
             return _KIND_CREDIT  # the kind asked: a circle, for a shape
         if s in self._ancestors(a, _GENERAL_STEPS) and self.wordnet.depth(s) >= _GENERAL_DEPTH[pos]:
             return 0.55  # more general, but not a near-root word: a player, for the striker; a bird, for the robin
+        if pos == "n" and self.wordnet.synset(a).words[0] in self._defined_kind(s):
+            return _GLOSS_MORE_SPECIFIC  # defined as a kind of the asked thing: a kitten (young domestic cat), a cat
         return 0.0
 
     @cached_property
@@ -590,6 +618,20 @@ class LexicalAligner:
         if not choices or any(" " in choice for choice in choices):
             return False
         return bool(set(choices) & set(self.wordnet.synset(other).words))
+
+    def _defined_kind(self, sense: str) -> frozenset[str]:
+        """The thing a noun sense's definition says it is a kind of, where WordNet files it elsewhere: the last word
+        before the definition goes on to say more ("young domestic cat" → cat, "a glass with a flat bottom" → glass;
+        nothing for "any of several breeds of dog", whose kind comes after "of")."""
+        gloss = re.split(r"[;:(,]", self.wordnet.synset(sense).gloss.lower())[0]
+        lead = []
+        for word in re.findall(r"[a-z]+", gloss):
+            if word in _GLOSS_KIND_ENDS or word.endswith(("ing", "ed")):  # "a vehicle carrying many passengers"
+                break
+            lead.append(word)
+        if not lead or lead[-1] in STOPWORDS or lead[-1] in GENERIC:
+            return frozenset()
+        return frozenset({lead[-1], *self.wordnet.base_forms(lead[-1], "n")})
 
     def _genera(self, sense: str) -> frozenset[str]:
         """The acts a verb sense's definition says it is a way of: its first verb ("fall down, as if
@@ -667,23 +709,31 @@ class LexicalAligner:
         return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
 
     @cached_property
-    def _looks(self) -> frozenset[str]:
-        """WordNet's people by sex or age: an adult, a male or female person, a juvenile."""
-        return frozenset(next(s for s in self.wordnet.senses(word, "n") if self.wordnet.synset(s).lexname ==
-                              _PERSON_LEXNAME) for word in _LOOKS)
+    def _looks(self) -> dict[str, str]:
+        """WordNet's people by sex or age (an adult, a male or female person, a juvenile), each with the one it
+        excludes."""
+        found = {word: next(s for s in self.wordnet.senses(word, "n") if self.wordnet.synset(s).lexname ==
+                            _PERSON_LEXNAME) for word in _LOOKS}
+        return {found[word]: found[other] for pair in _EXCLUSIVE_LOOKS for word, other in (pair, pair[::-1])}
 
-    def _person(self, term: Term) -> bool | None:
-        """For a person noun in its commonest sense: named by look (True: "a man", "the girl") or by role (False:
-        "the thief", "an official"); None for anything else."""
+    def _person(self, term: Term) -> tuple[str, frozenset[str]] | None:
+        """For a person noun in its commonest sense: "look" when it names one by sex or age ("a man", "the girl"),
+        else "role" ("the thief", "an official", "the teacher"); and the sexes and ages it says, near or far (a
+        teacher is an adult). None for anything else."""
         nouns = term.senses.get("n", ())[:1]
         if term.act or not nouns or self.wordnet.synset(nouns[0]).lexname != _PERSON_LEXNAME:
             return None
-        return bool(self._looks & ({nouns[0]} | set(self._ancestors(nouns[0], _LOOK_STEPS))))
+        near = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _LOOK_STEPS)))
+        says = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _KIND_STEPS)))
+        return ("look" if near else "role"), frozenset(says)
 
     def _role_and_look(self, asked: Term, said: Term) -> bool:
-        """One word names a person by role, the other by sex or age ("the prowler" / "the man in the hoodie")."""
-        kinds = {self._person(asked), self._person(said)}
-        return kinds == {True, False}
+        """One word names a person by role, the other by sex or age ("the prowler" / "the man in the hoodie"), and
+        neither says a sex or an age the other excludes (a teacher, an adult, is no kid)."""
+        one, other = self._person(asked), self._person(said)
+        if one is None or other is None or one[0] == other[0]:
+            return False
+        return not {self._looks[look] for look in one[1]} & other[1]
 
     def _rare_kind(self, asked: Term, said: Term) -> bool:
         """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
