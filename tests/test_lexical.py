@@ -496,3 +496,18 @@ def test_with_no_other_verb_the_word_after_a_singular_subject_is_the_act(aligner
     assert not [t for t in aligner.terms("a guitar solo") if t.act]
     assert aligner.align("a spectator hands a flag to a rider",
                          "One cyclist in green loses grip and falls onto the grass.").action == 0.0
+
+
+def test_a_phrasal_verb_before_a_thing_keeps_its_commonest_sense_within_reach(aligner):
+    """"picks up the box" reads as "pick" (where from: up) and as the phrasal "pick up" (take and lift upward);
+    the phrasal's commonest sense comes right after the verb's, not after four of them, so "lifts" says it."""
+    picked = aligner.align("the man picks up the parcel", "A courier lifts the parcel off the step.")
+    assert ("picks up", "lifts", 0.8) in picked.aligned, picked.explain()
+
+
+def test_a_phrasal_verb_defined_by_its_own_verb_is_said_by_a_way_of_that_verb(aligner):
+    """WordNet defines "fall over" as "fall forward and down", and "tumble" as "fall down, as if collapsing": a
+    tumble says the fall over. A different act ("jumps") still does not."""
+    tumble = aligner.align("a person falls over", "A hiker trips and tumbles onto the path.")
+    assert ("falls over", "tumbles", 0.75) in tumble.aligned, tumble.explain()
+    assert "falls over" in aligner.align("a person falls over", "A hiker jumps onto the path.").missing

@@ -18,7 +18,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from typing import ClassVar
@@ -269,6 +269,12 @@ def _same_result(asked_terms: tuple[Term, ...], said_terms: tuple[Term, ...]) ->
             for other, other_state in said.items() if other_state == state]
 
 
+def _interleaved(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]:
+    """Two readings' senses, commonest first by turns ("picks up the box": pick, pick up, ...), so that the second
+    reading's commonest sense is not pushed past the ranks a relation reads."""
+    return tuple(dict.fromkeys(sense for pair in itertools.zip_longest(first, second) for sense in pair if sense))
+
+
 def _is_thing(term: Term) -> bool:
     """A thing the event names ("the pallet of tyres"): a noun that is not its act and weighs as a content
     word. (A word WordNet does not know, a name, counts in ``lexical`` as written, not as a kind of thing.)"""
@@ -456,7 +462,7 @@ class LexicalAligner:
                 elif "v" in senses and part[-1] in _PARTICLES and run[size: size + 1] and run[size] in _DETERMINERS:
                     # A particle before a thing is often its preposition: "drop off the stack" is the verb "drop"
                     # and where from, as much as the phrasal "drop off" (deliver, doze). Either reading may say it.
-                    senses["v"] = tuple(dict.fromkeys([*self.wordnet.senses(part[0], "v")[:_SENSES], *senses["v"]]))
+                    senses["v"] = _interleaved(self.wordnet.senses(part[0], "v")[:_SENSES], senses["v"])
                     forms |= frozenset(self.wordnet.base_forms(part[0], "v"))
                 return self._placed(" ".join(part), senses, forms | {found[0]},
                                     max(_POS_WEIGHT[p] for p in senses), before), size
@@ -681,7 +687,11 @@ class LexicalAligner:
         a = self._act_sense(asked)
         if a is None or said_senses[0] in self._links(a, "!"):
             return 0.0
-        if said.weight > _GENERIC_WEIGHT and (self._genera(said_senses[0]) - _GLOSS_TOO_GENERAL) & asked.forms:
+        # A phrasal verb defined by its own verb is a way of that verb ("fall over": fall forward and down), and a
+        # way of it said is said: "tumbles" (fall down, as if collapsing) for "falls over".
+        head = frozenset(self.wordnet.base_forms(asked.text.split()[0], "v")) if " " in asked.text else frozenset()
+        named = asked.forms | (head & self._genera(a))
+        if said.weight > _GENERIC_WEIGHT and (self._genera(said_senses[0]) - _GLOSS_TOO_GENERAL) & named:
             return _GLOSS_MORE_SPECIFIC
         # A general word may describe a specific act ("takes", for "steals"), though it says little itself.
         return _GLOSS_MORE_GENERAL if self._genera(a) & said.forms else 0.0
