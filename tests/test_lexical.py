@@ -447,7 +447,10 @@ def test_a_person_named_by_role_may_be_one_named_by_sex_or_age(aligner):
     official = aligner.align("a woman waves a flag", "An official waves a flag.")
     assert ("woman", "official", 0.55) in official.aligned, official.explain()
     assert "prowler" in aligner.align("the prowler runs off", "A guard runs off.").missing
-    # A teacher is an adult (WordNet files teachers under professionals, and those under adults): no kid.
+    # A teacher is an adult (WordNet files teachers under professionals, and those under adults): no kid. Nor is a
+    # word that is as often a made thing a person here (a conveyor: one who conveys, and a belt).
+    conveyor = aligner.align("a boy walks out", "A bottle slips off the conveyor.")
+    assert not [pair for pair in conveyor.aligned if pair[1] == "conveyor"], conveyor.explain()
     assert "kid" in aligner.align("a kid draws on the board", "The teacher draws on the board.").missing
 
 
@@ -511,3 +514,15 @@ def test_a_phrasal_verb_defined_by_its_own_verb_is_said_by_a_way_of_that_verb(al
     tumble = aligner.align("a person falls over", "A hiker trips and tumbles onto the path.")
     assert ("falls over", "tumbles", 0.75) in tumble.aligned, tumble.explain()
     assert "falls over" in aligner.align("a person falls over", "A hiker jumps onto the path.").missing
+
+
+def test_a_plain_word_for_going_one_way_is_said_by_a_verb_of_moving_that_way(aligner):
+    """"leaves" is said by "pulls away", "gets out" by "climbs out", "comes in" by "walks in": each a way of going
+    that way. Another way ("pulls up") is not it, and a specific way of leaving ("walks out") is not said by
+    another specific one ("slips off")."""
+    away = aligner.align("the car leaves", "The hatchback pulls away from the kerb.")
+    assert ("leaves", "pulls away", 0.75) in away.aligned, away.explain()
+    assert ("gets out", "climbs", 0.75) in aligner.align("the man gets out", "The driver climbs out of his van.").aligned
+    assert ("comes in", "walks in", 0.75) in aligner.align("someone comes in", "A man walks in.").aligned
+    assert "leaves" in aligner.align("the car leaves", "The hatchback pulls up at the kerb.").missing
+    assert "walks out" in aligner.align("a man walks out", "A man slips off the step.").missing

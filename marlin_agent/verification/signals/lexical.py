@@ -108,6 +108,8 @@ _SIBLING_MIN_DEPTH = 5  # ... that is specific enough (not "entity", "act", "per
 # other in part.
 _VERB_KIN_DEPTH = 2
 _VERB_KIN_CREDIT = 0.6
+# A plain word for going one way ("leaves", "gets out") said by a verb of moving that goes that way ("pulls away").
+_WAY_CREDIT = 0.75
 # The state an act leaves its thing in, said right after the verb ("bursts open", "slams shut", "breaks free"): two
 # acts that end in the same one say the same change, in part ("pops open" for "bursts open").
 _RESULT_STATES = frozenset("open shut closed apart loose free".split())
@@ -174,6 +176,7 @@ _RARE_KIND_CREDIT = 0.55
 # other way: the same person may be both, though the words do not say so.
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
+_ARTIFACT_LEXNAME = 6
 _LOOKS = ("adult", "male", "female", "juvenile")
 _EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
 # Within this many steps of one of those: "a lady" (a woman, an adult), not "a nurse" (a professional, then an adult).
@@ -730,9 +733,10 @@ class LexicalAligner:
         """For a person noun in its commonest sense: "look" when it names one by sex or age ("a man", "the girl"),
         else "role" ("the thief", "an official", "the teacher"); and the sexes and ages it says, near or far (a
         teacher is an adult). None for anything else."""
-        nouns = term.senses.get("n", ())[:1]
-        if term.act or not nouns or self.wordnet.synset(nouns[0]).lexname != _PERSON_LEXNAME:
-            return None
+        nouns = term.senses.get("n", ())[:_CONFLICT_SENSES]
+        if term.act or not nouns or self.wordnet.synset(nouns[0]).lexname != _PERSON_LEXNAME \
+                or any(self.wordnet.synset(other).lexname == _ARTIFACT_LEXNAME for other in nouns[1:]):
+            return None  # nor a word that is as often a made thing: a conveyor (who conveys; a belt)
         near = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _LOOK_STEPS)))
         says = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _KIND_STEPS)))
         return ("look" if near else "role"), frozenset(says)
@@ -818,9 +822,7 @@ class LexicalAligner:
         relations = {(a, s): self._relation(a, s) for a in asked_terms for s in said_terms}
         if len(self._relations) > _MOST_RELATIONS:  # a long-lived process keeps the recent ones
             self._relations.clear()
-        for a, s in _same_result(asked_terms, said_terms):
-            if relations[(a, s)][0] < _VERB_KIN_CREDIT:
-                relations[(a, s)] = (_VERB_KIN_CREDIT, None)
+        self._read_in_place(asked_terms, said, said_terms, relations)
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
@@ -850,6 +852,46 @@ class LexicalAligner:
         result.thing = _said_share(credits, _is_thing)
         result.conflict = round(min(1.0, conflict), 3)
         return result
+
+    def _read_in_place(self, asked_terms, said: str, said_terms, relations) -> None:
+        """Raise ``relations`` where two acts say each other by what follows them, not by the words themselves:
+        the same end state ("bursts open" / "pops open"), or going the way asked ("leaves" / "pulls away")."""
+        raised = [(pair, _VERB_KIN_CREDIT) for pair in _same_result(asked_terms, said_terms)]
+        raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked_terms, said, said_terms)]
+        for pair, credit in raised:
+            if relations[pair][0] < credit:
+                relations[pair] = (credit, None)
+
+    @cached_property
+    def _way_acts(self) -> dict[str, frozenset[str]]:
+        """Each way a move can go, by its particle, and WordNet's plain verbs for going that way."""
+        def senses(*words: str) -> frozenset[str]:
+            return frozenset(self.wordnet.senses(word, "v", 1)[0] for word in words)
+        away = senses("leave", "depart", "go_away")
+        return {"away": away, "off": away, "out": senses("exit"), "in": senses("enter"), "into": senses("enter"),
+                "back": senses("return"), "down": senses("descend")}
+
+    def _moves(self, word: str) -> bool:
+        """A verb for moving oneself in one of its commonest senses ("walks", "drives", "climbs"; not "puts")."""
+        travel = self.wordnet.senses("travel", "v", 1)[0]
+        return any(travel == sense or travel in self._ancestors(sense, _ANCESTOR_STEPS)
+                   for base in self.wordnet.base_forms(word, "v") for sense in self.wordnet.senses(base, "v", 3))
+
+    def _gone_that_way(self, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
+        """Pairs of an asked act that is a plain word for going one way ("leaves", "gets out", "comes in") and a
+        described verb of moving followed by that way ("pulls away", "climbs out", "walks in"): a way of doing it."""
+        said_words = words(said)
+        found = []
+        for verb, way in itertools.pairwise(said_words):
+            targets = self._way_acts.get(way)
+            if not targets or not self._moves(verb):
+                continue
+            movers = [s for s in said_terms if s.act and s.text.split()[0] == verb]
+            for term in asked_terms:
+                ids = term.senses.get("v", ())[:2] if term.act else ()
+                if movers and targets & set(ids):
+                    found += [(term, mover) for mover in movers]
+        return found
 
     @staticmethod
     def _same_act(asked_terms, said_terms, relations) -> Callable[[str, str], bool]:
