@@ -179,6 +179,7 @@ _PERSON_LEXNAME = 18
 _ARTIFACT_LEXNAME = 6
 _LOOKS = ("adult", "male", "female", "juvenile")
 _EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
+_YOUNG = re.compile(r"\b(?:young|youthful)\b")
 # Within this many steps of one of those: "a lady" (a woman, an adult), not "a nurse" (a professional, then an adult).
 _LOOK_STEPS = 2
 
@@ -722,11 +723,15 @@ class LexicalAligner:
         return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
 
     @cached_property
+    def _look_senses(self) -> dict[str, str]:
+        """WordNet's people by sex or age ("adult", "male", "female", "juvenile"): their person senses."""
+        return {word: next(s for s in self.wordnet.senses(word, "n") if self.wordnet.synset(s).lexname ==
+                           _PERSON_LEXNAME) for word in _LOOKS}
+
+    @cached_property
     def _looks(self) -> dict[str, str]:
-        """WordNet's people by sex or age (an adult, a male or female person, a juvenile), each with the one it
-        excludes."""
-        found = {word: next(s for s in self.wordnet.senses(word, "n") if self.wordnet.synset(s).lexname ==
-                            _PERSON_LEXNAME) for word in _LOOKS}
+        """Each person by sex or age, with the one it excludes."""
+        found = self._look_senses
         return {found[word]: found[other] for pair in _EXCLUSIVE_LOOKS for word, other in (pair, pair[::-1])}
 
     def _person(self, term: Term) -> tuple[str, frozenset[str]] | None:
@@ -739,6 +744,10 @@ class LexicalAligner:
             return None  # nor a word that is as often a made thing: a conveyor (who conveys; a belt)
         near = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _LOOK_STEPS)))
         says = self._looks.keys() & ({nouns[0]} | set(self._ancestors(nouns[0], _KIND_STEPS)))
+        if near and _YOUNG.search(self.wordnet.synset(nouns[0]).gloss):
+            # WordNet files a boy under males only ("a youthful male person"), a girl under women ("a young woman"):
+            # the definition says the age.
+            says = (says - {self._look_senses["adult"]}) | {self._look_senses["juvenile"]}
         return ("look" if near else "role"), frozenset(says)
 
     def _role_and_look(self, asked: Term, said: Term) -> bool:
