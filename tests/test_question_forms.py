@@ -42,10 +42,32 @@ from tests.cli_runner import document, invoke
      "the parcel arrived"),
     ("how long does the red square stay on screen", "duration", "the red square appears", None),
     ("how long does the goal celebration last?", "duration", "the goal celebration appears", None),
+    ("how long does the bus stop for?", "duration", "the bus stops", None),
+    ("when does the man get out of the car for the first time?", "first", "the man gets out of the car", None),
+    ("when does the car stop for the last time?", "last", "the car stops", None),
+    ("what happens the first time the bell rings?", "first", "the bell rings", None),
+    ("count the times a player scores", "count", "a player scores", None),
+    ("count how often the dog barks", "count", "the dog barks", None),
 ])
 def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
     plan = read_question(question)
     assert (plan.form, plan.target, plan.anchor) == (form, target, anchor)
+
+
+@pytest.mark.parametrize("question, target, ordinal", [
+    ("the third time the dog barks", "the dog barks", 3),
+    ("when does the lorry back up for the second time?", "the lorry backs up", 2),
+    ("the 2nd time a circle appears", "a circle appears", 2),
+    ("the first time a circle appears", "a circle appears", None),
+])
+def test_the_nth_time_is_the_first_form_with_its_ordinal(question, target, ordinal):
+    plan = read_question(question)
+    assert (plan.form, plan.target, plan.ordinal) == ("first", target, ordinal)
+
+
+def test_a_question_comparing_two_events_is_named_not_answered_as_when():
+    plan = read_question("which happens first, the dog barking or the door opening?")
+    assert plan.form == "unsupported" and "compares two events" in plan.reason
 
 
 def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_when():
@@ -149,6 +171,17 @@ def test_count_every_first_last_and_duration_over_verified_moments(toy, toy_env)
     assert _near(_spans(first)[0], circles[1]) and _near(_spans(last)[0], circles[0])
     duration = _ask("how long does the red square stay on screen", toy, toy_env)
     assert duration["form"] == "duration" and duration["duration"] == pytest.approx(8.0, abs=1.0)
+
+
+def test_the_nth_time_is_that_occurrence_in_order_and_one_past_the_last_is_not_found_with_what_was(toy, toy_env):
+    circles = [("long_street", 131, 140), ("long_street", 185, 193), ("short_field", 4, 9)]  # in path order
+    second = _ask("the second time a circle appears", toy, toy_env)
+    assert second["found"] and len(second["moments"]) == 1 and _near(_spans(second)[0], circles[1])
+    assert second["answer"].startswith('The second time "a circle appears"') and "(3 times in all)" in second["answer"]
+    fourth = _ask("when does a circle appear for the fourth time?", toy, toy_env)
+    assert not fourth["found"] and not fourth["moments"]
+    assert fourth["answer"].startswith('Not found: "a circle appears" was verified 3 times') and \
+        "no fourth time" in fourth["answer"]
 
 
 def test_a_kind_and_a_way_of_moving_are_counted_whatever_verb_each_clip_was_captioned_with(toy, varied_env):

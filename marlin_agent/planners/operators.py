@@ -84,6 +84,17 @@ def _times(moments: list[Moment], videos: int = 1) -> str:
     return shown + (f" and {len(moments) - 12} more" if len(moments) > 12 else "")
 
 
+def _times_word(n: int) -> str:
+    return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
+
+
+def _nth(n: int) -> str:
+    """"second", "third", ... "10th": how an answer names the occurrence asked for."""
+    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth", 9: "ninth"}
+    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
+    return words.get(n, f"{n}{suffix}")
+
+
 def _strongest(moment: Moment) -> tuple:
     """The most confident first; between equals the earlier one, whatever order they were verified in."""
     return (-moment.confidence, moment.video.title, moment.video.id, moment.start, moment.end)
@@ -132,9 +143,14 @@ class FormAnswerer:
             words = self._listed(plan.target, found, rejected)
             return self._done(question, plan, True, words, found, rejected, started, count=len(found))
         if plan.form in ("first", "last"):
-            chosen = found[0] if plan.form == "first" else found[-1]
+            which = _nth(plan.ordinal) if plan.ordinal else plan.form
+            if plan.ordinal and plan.ordinal > len(found):
+                words = (f'Not found: "{plan.target}" was verified {_times_word(len(found))} '
+                         f"({_times(found, len(self.video_ids))}), so there is no {which} time.")
+                return self._done(question, plan, False, words, [], rejected, started)
+            chosen = found[(plan.ordinal or 1) - 1] if plan.form == "first" else found[-1]
             others = f" ({len(found)} times in all)" if len(found) > 1 else ""
-            words = (f'The {plan.form} time "{plan.target}": {chosen.video.title} at {clock(chosen.start)}–'
+            words = (f'The {which} time "{plan.target}": {chosen.video.title} at {clock(chosen.start)}–'
                      f"{clock(chosen.end)} (confidence {chosen.confidence:.2f}){others}.")
             return self._done(question, plan, True, words, [chosen], rejected, started)
         best = min(found, key=_strongest)  # duration

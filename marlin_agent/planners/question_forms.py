@@ -30,6 +30,8 @@ class QuestionPlan(BaseModel):
     anchor: str | None = Field(None, description="The event a before/after/between question is relative to.")
     anchor_end: str | None = Field(None, description="The second anchor of a 'between' question.")
     reason: str | None = Field(None, description="Why the question cannot be answered in this form (unsupported).")
+    ordinal: int | None = Field(None, ge=2, description="For 'first': which occurrence is asked for (2 for the "
+                                "second time, 3 for the third); None for the first itself.")
 
 
 _I = re.IGNORECASE
@@ -47,14 +49,25 @@ _COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:times\s+)?(?P<rest>.+)$", _I)
 _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|each|all(?:\s+the)?)\s+"
                     r"(?:time|times|moments?|occurrences?|instances?)\s+(?:when\s+|where\s+|that\s+|of\s+)?"
                     r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$", _I)
-_FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+)?the\s+(?P<which>first|last|final|"
-                         r"earliest|latest|most recent)\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?"
-                         r"(?P<rest>.+)$", _I)
+_ORDINALS = {"first": 1, "earliest": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
+             "eighth": 8, "ninth": 9, "tenth": 10, "last": 0, "final": 0, "latest": 0, "most recent": 0}
+_WHICH = r"(?P<which>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)|last|final|" \
+         r"earliest|latest|most recent)"
+_FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+|what\s+happens\s+)?"
+                         rf"the\s+{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
+# "when does the car stop for the last time", "the dog barks the second time".
+_FOR_THE_NTH_TIME = re.compile(rf"^(?P<rest>.+?)\s+(?:for\s+)?the\s+{_WHICH}\s+time$", _I)
 _FIRST_LAST_VERB = re.compile(r"^when\s+(?:does|do|did)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+(?P<verb>\w+)"
                               r"(?P<tail>.*)$", _I)
 _DURATION = re.compile(r"^(?:how\s+long|for\s+how\s+long|how\s+many\s+seconds)\s+(?P<rest>(?:does|do|did|is|are|was|"
                        r"were)\s+.+?)(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
-                       r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?\s*[?.!]*$", _I)
+                       r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?(?:\s+for)?\s*[?.!]*$", _I)
+# "count the times a player scores", "count how often the dog barks": a count asked as an order.
+_COUNT_ORDER = re.compile(r"^(?:count|tally)\s+(?:up\s+)?(?:(?:the\s+)?(?:number\s+of\s+)?times\s+|how\s+(?:many\s+"
+                          r"times|often)\s+)(?:that\s+|when\s+)?(?P<rest>.+)$", _I)
+# "which happens first, the dog barking or the door opening": two events compared, not one found.
+_WHICH_FIRST = re.compile(r"^(?:which|what)\s+(?:one\s+)?(?:happens|happened|comes|came|is)\s+(?:first|earlier|"
+                          r"sooner|last|later)\b", _I)
 # "what does the woman do after the courier leaves": what follows, whoever does it.
 _DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+do\s+(?:right\s+|just\s+)?(?P<rel>after|before)\s+"
                           r"(?P<anchor>.+)$", _I)
@@ -131,11 +144,11 @@ def _measured(text: str) -> QuestionPlan | None:
         # that only says so, which the inversion needs and the event then drops.
         rest = f"{match['rest']} appear" if match["lasts"] else match["rest"]
         return QuestionPlan(form="duration", target=_event(rest))
-    if match := _COUNT.match(text):
+    if match := _COUNT.match(text) or _COUNT_ORDER.match(text):
         return QuestionPlan(form="count", target=_counted(match["rest"]))
-    if match := _FIRST_LAST.match(text):
-        which = "first" if match["which"].lower() in ("first", "earliest") else "last"
-        return QuestionPlan(form=which, target=_event(match["rest"]))
+    if match := _FIRST_LAST.match(text) or _FOR_THE_NTH_TIME.match(text):
+        return _nth(match["which"], _event(re.sub(r"^when\s+(?=(?:does|do|did|is|was)\s)", "", match["rest"],
+                                                  flags=_I)))
     if match := _FIRST_LAST_VERB.match(text):
         which = match["which"].lower()
         return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
@@ -144,7 +157,20 @@ def _measured(text: str) -> QuestionPlan | None:
     return None
 
 
+def _nth(which: str, target: str) -> QuestionPlan:
+    """The first, last or n-th time ``target`` happens ("second", "3rd")."""
+    word = which.lower()
+    n = int(re.sub(r"\D", "", word)) if word[0].isdigit() else _ORDINALS[word]
+    if n == 0:
+        return QuestionPlan(form="last", target=target)
+    return QuestionPlan(form="first", target=target, ordinal=n if n > 1 else None)
+
+
 def _unsupported(text: str) -> QuestionPlan | None:
+    if _WHICH_FIRST.match(text):
+        return QuestionPlan(form="unsupported", target=_event(text),
+                            reason="this compares two events; ask when each one happens, or what happens before "
+                                   "one of them, and I will tell you")
     if match := _UNSUPPORTED.match(text):
         word = match["word"].lower()
         return QuestionPlan(form="unsupported", target=_event(text),
