@@ -48,6 +48,19 @@ from tests.cli_runner import document, invoke
     ("what happens the first time the bell rings?", "first", "the bell rings", None),
     ("count the times a player scores", "count", "a player scores", None),
     ("count how often the dog barks", "count", "the dog barks", None),
+    ("find the times the dog barks", "every", "the dog barks", None),
+    ("find the moment the car crashes", "when", "the car crashes", None),
+    ("the time the dog barked", "when", "the dog barked", None),
+    ("the time trial starts", "when", "the time trial starts", None),
+    ("was there a time the door was left open?", "when", "the door was left open", None),
+    ("is the dog ever on the sofa?", "when", "the dog is on the sofa", None),
+    ("how long was the light red for?", "duration", "the light is red", None),
+    ("when was the screen blank", "when", "the screen is blank", None),
+    ("how many laps does the runner complete?", "count", "the runner completes a lap", None),
+    ("how many goals does the striker score in the first half?", "count",
+     "the striker scores a goal in the first half", None),
+    ("how many eggs are cracked?", "count", "an egg is cracked", None),
+    ("how long does it take for the kettle to boil?", "duration", "the kettle boils", None),
 ])
 def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
     plan = read_question(question)

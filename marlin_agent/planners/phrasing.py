@@ -13,8 +13,10 @@ import re
 _LEADING = re.compile(
     r"^\s*(?:please\s+)?(?:can you\s+|could you\s+)?(?:"
     r"(?:find|show(?:\s+me)?|locate|get|give me|tell me)\s+(?:(?:all\s+)?(?:the\s+)?(?:moments?|parts?|times?|clips?|"
-    r"scenes?|bits?|points?)\s+(?:when|where|that|in which|with|of)\s+)?"
-    r"|(?:is|are)\s+there\s+(?:a\s+(?:moment|time|part)\s+(?:when|where)\s+)?)",
+    r"scenes?|bits?|points?)\s+(?:(?:when|where|that|in which|with|of)\s+)?)?"
+    r"|(?:is|are|was|were)\s+there\s+(?:ever\s+)?(?:(?:a|any)\s+(?:moment|time|part|point)s?\s+(?:(?:when|where|that)\s+)?)?"
+    r"|the\s+(?:moment|instant|point|time)\s+(?:(?:when|that)\s+)?(?=(?:the|a|an|he|she|it|they|we|you|someone|"
+    r"somebody|anyone|my|our|his|her|their)\b))",
     re.IGNORECASE,
 )
 _WHEN = re.compile(r"^\s*(?:when|where|at what (?:time|point)|what time|at which point)\s+(?:exactly\s+)?",
@@ -52,7 +54,8 @@ _AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "bac
 # A word right after the verb, or none: the end of the phrase.
 _TELLING = frozenset({"", *_AFTER_VERB, *_AFTER_VERB_ALSO})
 _PREDICATES = {"visible", "present", "open", "closed", "shut", "empty", "full", "lit", "there", "here", "alone",
-               "asleep", "awake", "gone", "away", "out", "off", "up", "down", "back", "still", "moving"}
+               "asleep", "awake", "gone", "away", "out", "off", "up", "down", "back", "still", "moving", "blank",
+               "bright", "dark", "wet", "dry", "clear", "busy", "quiet", "silent"}
 _PARTICIPLE = re.compile(r"^\w+(?:ed|en|ing|wn|un|ght|lt|ne|pt)$", re.IGNORECASE)
 # Verbs that take what they end up as right after them ("the case bursts open", "the crowd goes wild",
 # "the man gets knocked down"): before such a word, they are the verb and it is not.
@@ -82,6 +85,16 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+def singular(word: str) -> str:
+    """A plural noun's singular, by its ending ("shapes" → "shape", "boxes" → "box", "lorries" → "lorry")."""
+    noun = re.sub(r"(?:(?<=[sxz])|(?<=[cs]h))es$", "", word[:-3] + "y" if word.endswith("ies") else word)
+    return noun[:-1] if noun == word else noun
+
+
+def with_article(noun: str) -> str:
+    return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
 def looks_plural(word: str) -> bool:
     """A plural noun by its ending ("lanes", "players"), not one that ends in s anyway ("dress", "bus") nor a
     possessive ("the man's", "the players'"), which says nothing of how many the subject is."""
@@ -105,7 +118,7 @@ def _past_modifier(words: list[str], at: int) -> int:
     return at + 1
 
 
-def _verb_position(words: list[str]) -> int | None:
+def verb_position(words: list[str]) -> int | None:
     """Where the verb is in "<subject> <verb> ...", after a do-question lost its auxiliary."""
     if not words:
         return None
@@ -147,11 +160,13 @@ def _be_position(words: list[str]) -> int:
             return at
         if said_of(word):
             return at
+        if word in _DESCRIBING and (at == len(words) - 1 or words[at + 1].lower() in _PREPOSITIONS):
+            return at  # "is the light | red", "was the car | red for long": said of it, after its noun
         at += 1
     return len(words)
 
 
-def _undo_inversion(auxiliary: str, rest: str) -> str:
+def undo_inversion(auxiliary: str, rest: str) -> str:
     words = rest.split()
     aux = auxiliary.lower()
     if aux in ("is", "are", "was", "were"):
@@ -162,7 +177,7 @@ def _undo_inversion(auxiliary: str, rest: str) -> str:
         at = _be_position(words)
         return " ".join(words[:at] + [verb] + words[at:])
     if aux in ("does", "did"):
-        at = _verb_position(words)
+        at = verb_position(words)
         subject = {w.lower() for w in words[: at or 0]}
         if at is None or subject & _PLURAL_SUBJECTS or any(looks_plural(w) for w in words[1:at]):
             return rest
@@ -180,8 +195,10 @@ def event_description(question: str) -> str:
         text = text[asked.end():]
         inverted = re.match(r"^(does|do|did|is|are|was|were|will|can)\s+(.+)$", text, re.IGNORECASE)
         if inverted:
-            text = _undo_inversion(inverted.group(1), inverted.group(2))
-    elif re.match(r"^(?:does|do|did)\s+\w+\s", text, re.IGNORECASE):
-        text = _undo_inversion(*text.split(None, 1))
+            text = undo_inversion(inverted.group(1), inverted.group(2))
+    elif re.match(r"^(?:does|do|did|is|are|was|were)\s+\w+\s", text, re.IGNORECASE):
+        # A yes-or-no question asks for the same moment: "does anyone fall over", "is the dog ever on the sofa".
+        text = undo_inversion(*text.split(None, 1))
+    text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE) if asked or text != question else text
     text = _TRAILING.sub("", text).strip()
     return text or question.strip()

@@ -15,7 +15,15 @@ from typing import Literal
 
 from pydantic import BaseModel, Field
 
-from marlin_agent.planners.phrasing import _third_person, event_description, looks_plural
+from marlin_agent.planners.phrasing import (
+    _third_person,
+    event_description,
+    looks_plural,
+    singular,
+    undo_inversion,
+    verb_position,
+    with_article,
+)
 
 Form = Literal["when", "every", "count", "first", "last", "before", "after", "between", "duration", "unsupported"]
 FORMS: tuple[str, ...] = Form.__args__  # type: ignore[attr-defined]
@@ -46,9 +54,14 @@ _OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just
 _RELATION = re.compile(r"^(?P<target>.+?)\s+(?:right\s+|just\s+|immediately\s+|shortly\s+)?"
                        r"(?P<rel>after|before|following|prior to)\s+(?P<anchor>.+)$", _I)
 _COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:times\s+)?(?P<rest>.+)$", _I)
+# "how many laps does the runner complete": things, then who does what to them.
+_THINGS_DONE = re.compile(r"^(?P<things>\w+)\s+(?P<aux>does|do|did)\s+(?P<clause>.+)$", _I)
+# "how long does it take for the kettle to boil": the kettle boiling, measured.
+_TAKES = re.compile(r"^how\s+long\s+(?:does|did|will)\s+it\s+take\s+(?:for\s+)?(?P<who>.+?)\s+to\s+(?P<act>.+)$", _I)
 _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|each|all(?:\s+the)?)\s+"
                     r"(?:time|times|moments?|occurrences?|instances?)\s+(?:when\s+|where\s+|that\s+|of\s+)?"
-                    r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$", _I)
+                    r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$|^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?the\s+"
+                    r"(?:times|moments|occurrences|instances)\s+(?:when\s+|where\s+|that\s+)?(?P<rest3>.+)$", _I)
 _ORDINALS = {"first": 1, "earliest": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
              "eighth": 8, "ninth": 9, "tenth": 10, "last": 0, "final": 0, "latest": 0, "most recent": 0}
 _WHICH = r"(?P<which>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)|last|final|" \
@@ -95,17 +108,22 @@ def _counted(rest: str) -> str:
     rest = _clean(rest)
     if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
         return _event(rest)
+    if match := _THINGS_DONE.match(rest):
+        # "laps does the runner complete": the runner completes a lap (one counted thing per occurrence).
+        clause = match["clause"].split()
+        at = verb_position(clause)
+        if at is not None and looks_plural(match["things"]):
+            done = undo_inversion(match["aux"], " ".join(clause)).split()
+            return " ".join([*done[: at + 1], with_article(singular(match["things"])), *done[at + 1:]])
     words = rest.split()
     if len(words) >= 2 and looks_plural(words[0]):
-        noun = re.sub(r"(?:(?<=[sxz])|(?<=[cs]h))es$", "", words[0][:-3] + "y" if words[0].endswith("ies") else
-                      words[0])
-        noun = noun[:-1] if noun == words[0] else noun
+        noun = singular(words[0])
         verb = words[1]
         if verb.lower() in ("are", "were", "have"):
             verb = {"are": "is", "were": "was", "have": "has"}[verb.lower()]
         elif not re.search(r"(?:ed|[^s]s)$", verb, _I) and verb.lower() not in _PAST:
             verb = _third_person(verb)
-        return " ".join(["a", noun, verb, *words[2:]])
+        return " ".join([with_article(noun), verb, *words[2:]])
     return event_description(rest)
 
 
@@ -139,6 +157,8 @@ def _anchored(text: str) -> QuestionPlan | None:
 
 
 def _measured(text: str) -> QuestionPlan | None:
+    if match := _TAKES.match(text):
+        return QuestionPlan(form="duration", target=_event(f"does {match['who']} {match['act']}"))
     if match := _DURATION.match(text):
         # "does the red square stay on screen" asks how long it is there: "appear" stands in for the verb
         # that only says so, which the inversion needs and the event then drops.
@@ -153,7 +173,7 @@ def _measured(text: str) -> QuestionPlan | None:
         which = match["which"].lower()
         return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
     if match := _EVERY.match(text):
-        return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"]))
+        return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"] or match["rest3"]))
     return None
 
 
