@@ -215,6 +215,8 @@ class Answer(Record):
     form: str = Field("when", description="What the question asked for: when, every, count, first, last, before, "
                       "after, between, duration; unsupported when it asked something else (the answer says what).")
     count: int | None = Field(None, description="For 'how many': the occurrences verified (each one a moment).")
+    ordinal: int | None = Field(None, description="For 'the second (third, ...) time': which occurrence was asked "
+                                "for, in time order (form 'first'); none for the first or last time itself.")
     relation: Relation | None = Field(None, description="For before/after/between: the anchor's verified moment.")
     duration: float | None = Field(None, description="For 'how long': the seconds the moment lasts.")
     rejected: list[Moment] = Field(default=[], description="Candidates that did not pass verification, with why.")

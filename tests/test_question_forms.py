@@ -191,6 +191,7 @@ def test_the_nth_time_is_that_occurrence_in_order_and_one_past_the_last_is_not_f
     second = _ask("the second time a circle appears", toy, toy_env)
     assert second["found"] and len(second["moments"]) == 1 and _near(_spans(second)[0], circles[1])
     assert second["answer"].startswith('The second time "a circle appears"') and "(3 times in all)" in second["answer"]
+    assert (second["form"], second["ordinal"]) == ("first", 2)
     fourth = _ask("when does a circle appear for the fourth time?", toy, toy_env)
     assert not fourth["found"] and not fourth["moments"]
     assert fourth["answer"].startswith('Not found: "a circle appears" was verified 3 times') and \

@@ -147,12 +147,12 @@ class FormAnswerer:
             if plan.ordinal and plan.ordinal > len(found):
                 words = (f'Not found: "{plan.target}" was verified {_times_word(len(found))} '
                          f"({_times(found, len(self.video_ids))}), so there is no {which} time.")
-                return self._done(question, plan, False, words, [], rejected, started)
+                return self._done(question, plan, False, words, [], rejected, started, ordinal=plan.ordinal)
             chosen = found[(plan.ordinal or 1) - 1] if plan.form == "first" else found[-1]
             others = f" ({len(found)} times in all)" if len(found) > 1 else ""
             words = (f'The {which} time "{plan.target}": {chosen.video.title} at {clock(chosen.start)}–'
                      f"{clock(chosen.end)} (confidence {chosen.confidence:.2f}){others}.")
-            return self._done(question, plan, True, words, [chosen], rejected, started)
+            return self._done(question, plan, True, words, [chosen], rejected, started, ordinal=plan.ordinal)
         best = min(found, key=_strongest)  # duration
         seconds = round(best.end - best.start, 2)
         words = (f'"{plan.target}" lasts {seconds:.1f} s: {best.video.title} {clock(best.start)}–{clock(best.end)} '
