@@ -88,7 +88,7 @@ def _times_word(n: int) -> str:
     return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
-def _nth(n: int) -> str:
+def _ordinal_word(n: int) -> str:
     """"second", "third", ... "10th": how an answer names the occurrence asked for."""
     words = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth", 9: "ninth"}
     suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
@@ -143,7 +143,7 @@ class FormAnswerer:
             words = self._listed(plan.target, found, rejected)
             return self._done(question, plan, True, words, found, rejected, started, count=len(found))
         if plan.form in ("first", "last"):
-            which = _nth(plan.ordinal) if plan.ordinal else plan.form
+            which = _ordinal_word(plan.ordinal) if plan.ordinal else plan.form
             if plan.ordinal and plan.ordinal > len(found):
                 words = (f'Not found: "{plan.target}" was verified {_times_word(len(found))} '
                          f"({_times(found, len(self.video_ids))}), so there is no {which} time.")
