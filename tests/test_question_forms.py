@@ -61,6 +61,9 @@ from tests.cli_runner import document, invoke
      "the striker scores a goal in the first half", None),
     ("how many eggs are cracked?", "count", "an egg is cracked", None),
     ("how long does it take for the kettle to boil?", "duration", "the kettle boils", None),
+    ("when does the crowd go crazy?", "when", "the crowd goes crazy", None),
+    ("when does the screen go blank?", "when", "the screen goes blank", None),
+    ("what happens next after the goal?", "after", None, "the goal"),
 ])
 def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
     plan = read_question(question)

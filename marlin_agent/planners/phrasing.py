@@ -63,7 +63,9 @@ _LINKING = {"get", "go", "become", "stay", "remain", "keep", "turn", "grow", "fa
             "break", "burst", "swing", "fly", "spring", "slam", "blow", "pop", "split", "slide", "rip", "tear", "crack",
             "shake", "wriggle", "prise", "pry", "kick", "push", "pull", "snap", "run", "end"}
 _COMPLEMENTS = {"open", "shut", "closed", "free", "loose", "apart", "wild", "quiet", "silent", "still", "dark", "mad",
-                "dead", "flat", "wide", "clear", "empty", "full", "limp", "rigid", "tight", "sideways", "upright"}
+                "dead", "flat", "wide", "clear", "empty", "full", "limp", "rigid", "tight", "sideways", "upright",
+                "crazy", "berserk", "nuts", "pale", "blank", "bright", "cold", "hot", "wet", "dry", "missing", "red",
+                "green", "white", "black"}
 # Words ending in -ing that are not an -ing form ("the gate | swing shut", "the bell | ring").
 _ING_NOT_PARTICIPLE = {"swing", "spring", "bring", "sing", "sting", "ring", "wring", "cling", "fling", "sling",
                        "string", "thing", "king", "wing", "ping", "ding"}

@@ -49,7 +49,7 @@ _ANYTHING = r"(?:what|anything|something|which events?|what else)"
 _HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|"
             r"precedes?|preceded|takes? place|is shown|do(?:es)? \w+ do|did \w+ do)")
 _BETWEEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", _I)
-_OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+|immediately\s+)?"
+_OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:next\s+)?(?:right\s+|just\s+|immediately\s+)?"
                             r"(?P<rel>after|before|following|prior to|once)\s+(?P<anchor>.+)$", _I)
 _RELATION = re.compile(r"^(?P<target>.+?)\s+(?:right\s+|just\s+|immediately\s+|shortly\s+)?"
                        r"(?P<rel>after|before|following|prior to)\s+(?P<anchor>.+)$", _I)
