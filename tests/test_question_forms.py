@@ -64,6 +64,11 @@ from tests.cli_runner import document, invoke
     ("when does the crowd go crazy?", "when", "the crowd goes crazy", None),
     ("when does the screen go blank?", "when", "the screen goes blank", None),
     ("what happens next after the goal?", "after", None, "the goal"),
+    ("when does the boy who is wearing a red hat fall off his bike?", "when",
+     "the boy who is wearing a red hat falls off his bike", None),
+    ("when does the woman who sells flowers wave?", "when", "the woman who sells flowers waves", None),
+    ("when does the dog that barks run away?", "when", "the dog that barks runs away", None),
+    ("when does the man say that he is leaving?", "when", "the man says that he is leaving", None),
 ])
 def test_the_form_and_the_events_of_a_question_are_read(question, form, target, anchor):
     plan = read_question(question)

@@ -41,6 +41,8 @@ _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "d
                               "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
                               "red", "green"}
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
+_RELATIVES = {"who", "that", "which", "whose"}
+_BE_OR_HAVE = {"is", "are", "was", "were", "has", "have", "had"}
 _PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "outside", "into", "onto", "through",
                  "across", "behind", "beside", "next", "from", "with", "around", "along", "past", "beneath", "above",
                  "below", "beyond", "against", "among", "between", "toward", "towards", "without", "of"}
@@ -120,6 +122,20 @@ def _past_modifier(words: list[str], at: int) -> int:
     return at + 1
 
 
+def _past_relative(words: list[str], at: int) -> int:
+    """Past a relative clause that tells the subject apart ("who | is wearing | a red hat |"), from ``at``: its
+    verb (with "is" or "has", the word after too) and the noun phrase it takes."""
+    at += 1
+    if words[at].lower() in _BE_OR_HAVE and at + 1 < len(words):
+        at += 1
+    after = words[at + 1].lower() if at + 1 < len(words) else ""
+    if after in _DETERMINERS or after in _DESCRIBING:
+        return _past_modifier(words, at)  # "who is wearing | a red hat |"
+    following = words[at + 2].lower() if at + 2 < len(words) else ""
+    # "the dog that barks | runs away": nothing taken, the main verb next; "who sells flowers | waves": one word taken.
+    return at + 1 if following in _TELLING else at + 2
+
+
 def verb_position(words: list[str]) -> int | None:
     """Where the verb is in "<subject> <verb> ...", after a do-question lost its auxiliary."""
     if not words:
@@ -132,6 +148,9 @@ def verb_position(words: list[str]) -> int | None:
         word = words[at].lower()
         if word in _PREPOSITIONS:  # the subject goes on: "the girl by the window | falls asleep"
             at = _past_modifier(words, at)
+            continue
+        if word in _RELATIVES and at + 1 < len(words):  # "the boy who is wearing a red hat | falls off his bike"
+            at = _past_relative(words, at)
             continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
         # "come running", "keep walking": the word before an -ing form is the verb.
@@ -181,7 +200,10 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
     if aux in ("does", "did"):
         at = verb_position(words)
         subject = {w.lower() for w in words[: at or 0]}
-        if at is None or subject & _PLURAL_SUBJECTS or any(looks_plural(w) for w in words[1:at]):
+        # Whether the subject is plural is its head's to say, not a phrase that tells it apart ("the woman who
+        # sells flowers", "the man with two dogs").
+        head = next((i for i in range(1, at or 0) if words[i].lower() in _PREPOSITIONS | _RELATIVES), at)
+        if at is None or subject & _PLURAL_SUBJECTS or any(looks_plural(w) for w in words[1:head]):
             return rest
         return " ".join(words[:at] + [_third_person(words[at])] + words[at + 1:])
     return rest  # do, will, can: the base form is already right
