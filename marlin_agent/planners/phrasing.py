@@ -223,6 +223,6 @@ def event_description(question: str) -> str:
     elif re.match(r"^(?:does|do|did|is|are|was|were)\s+\w+\s", text, re.IGNORECASE):
         # A yes-or-no question asks for the same moment: "does anyone fall over", "is the dog ever on the sofa".
         text = undo_inversion(*text.split(None, 1))
-    text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE) if asked or text != question else text
+    text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE)  # "is the dog ever on the sofa": the same moment
     text = _TRAILING.sub("", text).strip()
     return text or question.strip()
