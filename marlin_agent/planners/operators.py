@@ -20,7 +20,7 @@ from marlin_agent.errors import BudgetExhausted
 from marlin_agent.library.records import Segment
 from marlin_agent.marlin.wording import idle
 from marlin_agent.planners.conclude import decide, left_out, look_alikes, summary
-from marlin_agent.planners.question_forms import QuestionPlan
+from marlin_agent.planners.question_forms import QuestionPlan, ordinal_word
 from marlin_agent.tools import GroundedSpan, Toolbox
 from marlin_agent.tools.run_context import RunContext
 from marlin_agent.verification.spans import iou
@@ -88,13 +88,6 @@ def _times_word(n: int) -> str:
     return "once" if n == 1 else "twice" if n == 2 else f"{n} times"
 
 
-def _ordinal_word(n: int) -> str:
-    """"second", "third", ... "10th": how an answer names the occurrence asked for."""
-    words = {2: "second", 3: "third", 4: "fourth", 5: "fifth", 6: "sixth", 7: "seventh", 8: "eighth", 9: "ninth"}
-    suffix = "th" if n % 100 in (11, 12, 13) else {1: "st", 2: "nd", 3: "rd"}.get(n % 10, "th")
-    return words.get(n, f"{n}{suffix}")
-
-
 def _strongest(moment: Moment) -> tuple:
     """The most confident first; between equals the earlier one, whatever order they were verified in."""
     return (-moment.confidence, moment.video.title, moment.video.id, moment.start, moment.end)
@@ -143,7 +136,7 @@ class FormAnswerer:
             words = self._listed(plan.target, found, rejected)
             return self._done(question, plan, True, words, found, rejected, started, count=len(found))
         if plan.form in ("first", "last"):
-            which = _ordinal_word(plan.ordinal) if plan.ordinal else plan.form
+            which = ordinal_word(plan.ordinal) if plan.ordinal else plan.form
             if plan.ordinal and plan.ordinal > len(found):
                 words = (f'Not found: "{plan.target}" was verified {_times_word(len(found))} '
                          f"({_times(found, len(self.video_ids))}), so there is no {which} time.")

@@ -62,10 +62,11 @@ _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|
                     r"(?:time|times|moments?|occurrences?|instances?)\s+(?:when\s+|where\s+|that\s+|of\s+)?"
                     r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$|^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?the\s+"
                     r"(?:times|moments|occurrences|instances)\s+(?:when\s+|where\s+|that\s+)?(?P<rest3>.+)$", _I)
-_ORDINALS = {"first": 1, "earliest": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7,
-             "eighth": 8, "ninth": 9, "tenth": 10, "last": 0, "final": 0, "latest": 0, "most recent": 0}
-_WHICH = r"(?P<which>first|second|third|fourth|fifth|sixth|seventh|eighth|ninth|tenth|\d+(?:st|nd|rd|th)|last|final|" \
-         r"earliest|latest|most recent)"
+# One table of ordinals, read in questions and said in answers ("the third time").
+ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
+_ORDINALS = {**{word: n for n, word in enumerate(ORDINAL_WORDS, 1)}, "earliest": 1, "last": 0, "final": 0,
+             "latest": 0, "most recent": 0}
+_WHICH = rf"(?P<which>{'|'.join(_ORDINALS)}|\d+(?:st|nd|rd|th))"
 _FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+|what\s+happens\s+)?"
                          rf"the\s+{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
 # "when does the car stop for the last time", "the dog barks the second time".
@@ -184,6 +185,13 @@ def _nth(which: str, target: str) -> QuestionPlan:
     if n == 0:
         return QuestionPlan(form="last", target=target)
     return QuestionPlan(form="first", target=target, ordinal=n if n > 1 else None)
+
+
+def ordinal_word(n: int) -> str:
+    """How an answer names the n-th occurrence: "second", "third", ... "ninth", then "10th", "21st"."""
+    if n < len(ORDINAL_WORDS):
+        return ORDINAL_WORDS[n - 1]
+    return f"{n}{'th' if n % 100 in (11, 12, 13) else {1: 'st', 2: 'nd', 3: 'rd'}.get(n % 10, 'th')}"
 
 
 def _unsupported(text: str) -> QuestionPlan | None:

@@ -296,6 +296,12 @@ def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> l
     return found
 
 
+def _places(text: str) -> tuple[set[str], set[str]]:
+    """The places a move in ``text`` leaves and reaches ("down from the windowsill", "onto the table")."""
+    lowered = text.lower()
+    return set(_SOURCE.findall(lowered)), set(_GOAL.findall(lowered))
+
+
 def _reversed_way(asked: str, said: str, same_act: Callable[[str, str], bool]) -> tuple[str, str] | None:
     """(asked direction, described direction) when the description goes the other way. A particle ("up",
     "down") goes with its verb: "lies down" after "hops onto the couch" is another act, not "hops up" reversed."""
@@ -304,14 +310,15 @@ def _reversed_way(asked: str, said: str, same_act: Callable[[str, str], bool]) -
         if (back, there) in _FROM_TO.findall(said.lower()):
             return f"from {there} to {back}", f"from {back} to {there}"
     # One place left in the one, reached in the other ("jumps down from the windowsill" / "leaps onto it").
-    for leaves, reaches in ((asked, said), (said, asked)):
-        left, reached = set(_SOURCE.findall(leaves.lower())), set(_GOAL.findall(reaches.lower()))
-        turned = (left & reached) - set(_SOURCE.findall(reaches.lower())) - set(_GOAL.findall(leaves.lower()))
+    (asked_from, asked_to), (said_from, said_to) = _places(asked), _places(said)
+    for turned, way in (((asked_from & said_to) - said_from - asked_to, ("from", "to")),
+                        ((said_from & asked_to) - asked_from - said_to, ("to", "from"))):
         if turned:
             place = sorted(turned)[0]
-            return (f"from {place}", f"to {place}") if leaves is asked else (f"to {place}", f"from {place}")
+            return f"{way[0]} {place}", f"{way[1]} {place}"
+    said_set = set(said_words)
     for at, word in enumerate(asked_words):
-        if word in said_words or _SAME_WAY.get(word, frozenset()) & set(said_words):
+        if word in said_set or _SAME_WAY.get(word, frozenset()) & said_set:
             continue
         for place, other in enumerate(said_words):
             if other not in _OPPOSITE_WAYS.get(word, ()):
@@ -880,10 +887,13 @@ class LexicalAligner:
         return {"away": away, "off": away, "out": senses("exit"), "in": senses("enter"), "into": senses("enter"),
                 "back": senses("return"), "down": senses("descend")}
 
+    @cached_property
+    def _travel(self) -> str:
+        return self.wordnet.senses("travel", "v", 1)[0]
+
     def _moves(self, word: str) -> bool:
         """A verb for moving oneself in one of its commonest senses ("walks", "drives", "climbs"; not "puts")."""
-        travel = self.wordnet.senses("travel", "v", 1)[0]
-        return any(travel == sense or travel in self._ancestors(sense, _ANCESTOR_STEPS)
+        return any(self._travel == sense or self._travel in self._ancestors(sense, _ANCESTOR_STEPS)
                    for base in self.wordnet.base_forms(word, "v") for sense in self.wordnet.senses(base, "v", 3))
 
     def _gone_that_way(self, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
@@ -893,13 +903,11 @@ class LexicalAligner:
         found = []
         for verb, way in itertools.pairwise(said_words):
             targets = self._way_acts.get(way)
-            if not targets or not self._moves(verb):
+            movers = [s for s in said_terms if s.act and s.text.split()[0] == verb] if targets else []
+            if not movers or not self._moves(verb):
                 continue
-            movers = [s for s in said_terms if s.act and s.text.split()[0] == verb]
-            for term in asked_terms:
-                ids = term.senses.get("v", ())[:2] if term.act else ()
-                if movers and targets & set(ids):
-                    found += [(term, mover) for mover in movers]
+            found += [(term, mover) for term in asked_terms if term.act and targets & set(term.senses.get("v", ())[:2])
+                      for mover in movers]
         return found
 
     @staticmethod
