@@ -98,6 +98,84 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     assert why.form == "unsupported" and '"why" question' in why.reason and "how many times" in why.reason
 
 
+@pytest.mark.parametrize("question, form, target, anchor", [
+    # who watches is not the event
+    ("how many times do we see the goalkeeper dive?", "count", "the goalkeeper dives", None),
+    ("can you see the goalkeeper dive?", "when", "the goalkeeper dives", None),
+    ("do we ever see the dog jump?", "when", "the dog jumps", None),
+    ("how many times can you spot a bird land on the feeder", "count", "a bird lands on the feeder", None),
+    ("when do we see the dogs jumping?", "when", "the dogs are jumping", None),
+    ("when can you see the man come running?", "when", "the man comes running", None),
+    # other ways of asking when
+    ("I want to know when the singer jumps into the crowd", "when", "the singer jumps into the crowd", None),
+    ("where in the video does the man fall?", "when", "the man falls", None),
+    ("in which part of the video does the man fall", "when", "the man falls", None),
+    ("at what timestamp does the car crash", "when", "the car crashes", None),
+    ("whereabouts does the dog jump?", "when", "the dog jumps", None),
+    ("which moment shows the goal?", "when", "the goal", None),
+    ("give me the timestamp of the crash", "when", "the crash", None),
+    ("when does the dog jump, if at all?", "when", "the dog jumps", None),
+    ("when is the guitar solo?", "when", "the guitar solo", None),
+    ("when is the car following the van?", "when", "the car is following the van", None),
+    ("when does he say it is not raining?", "when", "he says it is not raining", None),
+    # counts
+    ("how many times in total does the dog jump?", "count", "the dog jumps", None),
+    ("how many separate times does the dog jump", "count", "the dog jumps", None),
+    ("how many people enter the shop?", "count", "a person enters the shop", None),
+    ("how many times does the dog jump and bark?", "count", "the dog jumps and barks", None),
+    ("how many times does the cat and the dog play?", "count", "the cat and the dog play", None),
+    # what comes before or after, said with a verb
+    ("what follows the goal?", "after", None, "the goal"),
+    ("what precedes the goal?", "before", None, "the goal"),
+    ("what happens in the lead-up to the goal?", "before", None, "the goal"),
+    ("what led up to the crash", "before", None, "the crash"),
+    ("what happens after the truck raises a load of boxes up to the highest rack?", "after", None,
+     "the truck raises a load of boxes up to the highest rack"),
+    # how long someone is somewhere
+    ("how long does the man spend on the ladder?", "duration", "the man is on the ladder", None),
+    ("how much time does the dog spend on the sofa?", "duration", "the dog is on the sofa", None),
+    # every one of a thing, and the n-th of it
+    ("all the goals", "every", "a goal", None),
+    ("each goal", "every", "a goal", None),
+    ("when is the last goal scored?", "last", "a goal is scored", None),
+    ("the first goal", "first", "a goal", None),
+    ("when does the second half start?", "when", "the second half starts", None),
+])
+def test_plainer_ways_of_asking_read_into_the_plan_they_mean(question, form, target, anchor):
+    plan = read_question(question)
+    assert (plan.form, plan.target, plan.anchor) == (form, target, anchor)
+
+
+def test_the_second_of_a_thing_is_its_second_occurrence():
+    plan = read_question("when does the second goal happen?")
+    assert (plan.form, plan.target, plan.ordinal) == ("first", "a goal", 2)
+
+
+@pytest.mark.parametrize("question", [
+    "what happens after the kick-off and before the goal?",
+    "what happens from the kick-off until the goal",
+    "what happens from the kick-off to the goal?",
+])
+def test_a_stretch_from_one_event_to_another_is_between_them(question):
+    plan = read_question(question)
+    assert (plan.form, plan.anchor, plan.anchor_end) == ("between", "the kick-off", "the goal")
+
+
+@pytest.mark.parametrize("question, says", [
+    ("when does the dog not bark?", "does not happen"),
+    ("when doesn't the dog bark?", "does not happen"),
+    ("how long after the kick-off is the first goal?", "between two events"),
+    ("how much time passes between the two goals?", "between two events"),
+    ("what happens at the end?", "a point of the video"),
+    ("what was the first thing the man did?", "a point of the video"),
+    ("what happens before and after the crash?", "two things at once"),
+    ("what happens after that?", "points back"),
+])
+def test_a_question_no_form_answers_is_named_with_what_to_ask_instead(question, says):
+    plan = read_question(question)
+    assert plan.form == "unsupported" and says in plan.reason
+
+
 @pytest.fixture(scope="module")
 def toy(tmp_path_factory, footage):
     """short_field: red circle 4-9 s, blue square 12.5-20 s. long_street: yellow triangle 15-22 s, red square

@@ -13,14 +13,22 @@ import re
 _LEADING = re.compile(
     r"^\s*(?:please\s+)?(?:can you\s+|could you\s+)?(?:"
     r"(?:find|show(?:\s+me)?|locate|get|give me|tell me)\s+(?:(?:all\s+)?(?:the\s+)?(?:moments?|parts?|times?|clips?|"
-    r"scenes?|bits?|points?)\s+(?:(?:when|where|that|in which|with|of)\s+)?)?"
+    r"scenes?|bits?|points?|timestamps?|time\s?codes?)\s+(?:(?:when|where|that|in which|with|of)\s+)?)?"
+    r"|(?:which|what)\s+(?:moment|part|scene|bit|clip|point|section|shot)\s+(?:of\s+the\s+(?:video|clip|footage)\s+)?"
+    r"(?:shows?|has|contains|features)\s+"
     r"|(?:is|are|was|were)\s+there\s+(?:ever\s+)?(?:(?:a|any)\s+(?:moment|time|part|point)s?\s+(?:(?:when|where|that)\s+)?)?"
     r"|the\s+(?:moment|instant|point|time)\s+(?:(?:when|that)\s+)?(?=(?:the|a|an|he|she|it|they|we|you|someone|"
     r"somebody|anyone|my|our|his|her|their)\b))",
     re.IGNORECASE,
 )
-_WHEN = re.compile(r"^\s*(?:when|where|at what (?:time|point)|what time|at which point)\s+(?:exactly\s+)?",
-                   re.IGNORECASE)
+_WHEN = re.compile(r"^\s*(?:when|where|whereabouts|at what (?:time|point|timestamp|second|minute|moment)|"
+                   r"what (?:time|timestamp|second|minute)|at which (?:point|moment|time|second)|"
+                   r"in which (?:part|section|bit|moment) of the (?:video|clip|footage|recording))\s+(?:exactly\s+)?"
+                   r"(?:in (?:the|this) (?:video|clip|footage|recording)\s+)?", re.IGNORECASE)
+# Who watches is not the event: "do we see the goalkeeper dive", "can you spot a bird land" ask for the dive, the
+# landing.
+_SEEING = re.compile(r"^(?:(?:we|you|i|one)\s+(?:can\s+|could\s+)?)?(?:see|spot|watch|notice|observe)\s+(?P<seen>.+)$",
+                     re.IGNORECASE)
 # Words that only say "it happens" go; "appears" and "shows up" stay, since they are the event
 # itself ("a purple star appears"): an entailment model reads a bare noun phrase ("a purple
 # star") as implied by almost any caption.
@@ -42,6 +50,7 @@ _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "d
                               "red", "green"}
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _RELATIVES = {"who", "that", "which", "whose"}
+_JOINING = {"and", "or"}
 _BE_OR_HAVE = {"is", "are", "was", "were", "has", "have", "had"}
 _PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "outside", "into", "onto", "through",
                  "across", "behind", "beside", "next", "from", "with", "around", "along", "past", "beneath", "above",
@@ -73,6 +82,10 @@ _ING_NOT_PARTICIPLE = {"swing", "spring", "bring", "sing", "sting", "ring", "wri
                        "string", "thing", "king", "wing", "ping", "ding"}
 _NOT_PLURAL = {"this", "his", "its", "is", "was", "has", "does", "as", "us", "bus", "gas", "glass", "news", "lens",
                "series", "species", "canvas", "chaos", "atlas", "bonus", "campus", "circus", "virus", "yes"}
+# Plurals no ending tells ("sheep" and "fish" are either, so they are left as they are).
+_IRREGULAR_PLURALS = {"people": "person", "men": "man", "women": "woman", "children": "child", "mice": "mouse",
+                      "geese": "goose", "teeth": "tooth", "feet": "foot", "policemen": "policeman",
+                      "firemen": "fireman", "gentlemen": "gentleman"}
 _IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",
                           "thrown", "shown", "seen", "done", "said", "sold", "told", "found", "won", "lost", "run",
                           "let", "split", "kept", "built", "sent", "spent", "struck", "stuck", "hung", "dug"}
@@ -90,7 +103,10 @@ def _third_person(verb: str) -> str:
 
 
 def singular(word: str) -> str:
-    """A plural noun's singular, by its ending ("shapes" → "shape", "boxes" → "box", "lorries" → "lorry")."""
+    """A plural noun's singular, by its ending ("shapes" → "shape", "boxes" → "box", "lorries" → "lorry"), or
+    as it is irregular ("people" → "person", "children" → "child")."""
+    if word.lower() in _IRREGULAR_PLURALS:
+        return _IRREGULAR_PLURALS[word.lower()]
     noun = re.sub(r"(?:(?<=[sxz])|(?<=[cs]h))es$", "", word[:-3] + "y" if word.endswith("ies") else word)
     return noun[:-1] if noun == word else noun
 
@@ -103,7 +119,7 @@ def looks_plural(word: str) -> bool:
     """A plural noun by its ending ("lanes", "players"), not one that ends in s anyway ("dress", "bus") nor a
     possessive ("the man's", "the players'"), which says nothing of how many the subject is."""
     lowered = word.lower()
-    return re.search(r"[^s']s$", lowered) is not None and lowered not in _NOT_PLURAL
+    return lowered in _IRREGULAR_PLURALS or (re.search(r"[^s']s$", lowered) is not None and lowered not in _NOT_PLURAL)
 
 
 def _takes_complement(word: str, following: str) -> bool:
@@ -152,6 +168,9 @@ def verb_position(words: list[str]) -> int | None:
         if word in _RELATIVES and at + 1 < len(words):  # "the boy who is wearing a red hat | falls off his bike"
             at = _past_relative(words, at)
             continue
+        if word in _JOINING:  # "the cat and | the dog play": it joins two of whatever is on either side
+            at += 1
+            continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
         # "come running", "keep walking": the word before an -ing form is the verb.
         telling = following in _TELLING or (following.endswith("ing") and following not in _ING_NOT_PARTICIPLE)
@@ -196,17 +215,53 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
             return " ".join([words[0], verb, *words[1:]])
         # "is the goal scored" → "the goal is scored": the auxiliary goes after the subject.
         at = _be_position(words)
+        if at == len(words):
+            return rest  # "when is the first dance": nothing is said of it but that it is there
         return " ".join(words[:at] + [verb] + words[at:])
     if aux in ("does", "did"):
-        at = verb_position(words)
+        verbs = _verbs(words)
+        at = verbs[0] if verbs else None
         subject = {w.lower() for w in words[: at or 0]}
         # Whether the subject is plural is its head's to say, not a phrase that tells it apart ("the woman who
         # sells flowers", "the man with two dogs").
         head = next((i for i in range(1, at or 0) if words[i].lower() in _PREPOSITIONS | _RELATIVES), at)
-        if at is None or subject & _PLURAL_SUBJECTS or any(looks_plural(w) for w in words[1:head]):
+        if at is None or subject & (_PLURAL_SUBJECTS | {"and"}) or any(looks_plural(w) for w in words[1:head]):
             return rest
-        return " ".join(words[:at] + [_third_person(words[at])] + words[at + 1:])
+        return " ".join(_third_person(word) if i in verbs else word for i, word in enumerate(words))
     return rest  # do, will, can: the base form is already right
+
+
+def _verbs(words: list[str]) -> list[int]:
+    """Where the verbs are in "<subject> <verb> ...": one, or two joined by "and" / "or" ("the dog | jump | and |
+    bark |"). A noun phrase is never joined this way: "the cat and the dog" has a determiner after "and"."""
+    at = verb_position(words)
+    if at is None:
+        return []
+    if at >= 3 and words[at - 1].lower() in _JOINING and words[at - 2].lower() not in _DETERMINERS | _DESCRIBING:
+        return [at - 2, at]
+    if at + 2 < len(words) and words[at + 1].lower() in _JOINING \
+            and words[at + 2].lower() not in _DETERMINERS | _PRONOUNS | _DESCRIBING:
+        return [at, at + 2]
+    return [at]
+
+
+def _seen(text: str) -> str:
+    """What is seen, as an event: "the goalkeeper dive" → "the goalkeeper dives", "the dog jumping" → "the dog is
+    jumping"."""
+    words = text.split()
+    at = verb_position(words)
+    if at is None:
+        return text
+    if _doing(words[at]):  # "the dog | jumping"
+        at -= 1
+    elif not (at + 1 < len(words) and _doing(words[at + 1]) and words[at].lower() not in _LINKING):
+        return undo_inversion("does", text)
+    return " ".join([*words[: at + 1], "are" if looks_plural(words[at]) else "is", *words[at + 1:]])
+
+
+def _doing(word: str) -> bool:
+    lowered = word.lower()
+    return lowered.endswith("ing") and lowered not in _ING_NOT_PARTICIPLE
 
 
 def event_description(question: str) -> str:
@@ -224,5 +279,7 @@ def event_description(question: str) -> str:
         # A yes-or-no question asks for the same moment: "does anyone fall over", "is the dog ever on the sofa".
         text = undo_inversion(*text.split(None, 1))
     text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE)  # "is the dog ever on the sofa": the same moment
+    if seen := _SEEING.match(text):
+        text = _seen(seen["seen"])
     text = _TRAILING.sub("", text).strip()
     return text or question.strip()

@@ -49,13 +49,25 @@ _ANYTHING = r"(?:what|anything|something|which events?|what else)"
 _HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|"
             r"precedes?|preceded|takes? place|is shown|do(?:es)? \w+ do|did \w+ do)")
 _BETWEEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", _I)
+# "what happens after the kick-off and before the goal", "from the kick-off until the goal": the same two ends.
+_FROM_UNTIL = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*(?:after\s+(?P<a>.+?)\s+(?:and|but)\s+before|(?:from|after|"
+                         r"since)\s+(?P<a2>.+?)\s+(?:until|till)|from\s+(?P<a3>.+?)\s+to)\s+(?P<b>.+)$", _I)
+# "what follows the goal", "what led up to the crash", "what happens in the run-up to the goal".
+_FOLLOWS = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?P<rel>follows?|followed|precedes?|preceded|"
+                      r"leads?\s+up\s+to|led\s+up\s+to|in\s+the\s+(?:lead|run)[-\s]up\s+to|in\s+the\s+aftermath\s+of)\s+"
+                      r"(?P<anchor>.+)$", _I)
 _OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:next\s+)?(?:right\s+|just\s+|immediately\s+)?"
                             r"(?P<rel>after|before|following|prior to|once)\s+(?P<anchor>.+)$", _I)
 _RELATION = re.compile(r"^(?P<target>.+?)\s+(?:right\s+|just\s+|immediately\s+|shortly\s+)?"
                        r"(?P<rel>after|before|following|prior to)\s+(?P<anchor>.+)$", _I)
-_COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:times\s+)?(?P<rest>.+)$", _I)
+_IN_ALL = r"(?:in\s+total|altogether|in\s+all)"
+_COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:(?:separate|different|distinct|individual)\s+)?(?:times\s+)?"
+                    rf"(?:{_IN_ALL}\s+)?(?P<rest>.+?)(?:\s+{_IN_ALL})?$", _I)
 # "how many laps does the runner complete": things, then who does what to them.
 _THINGS_DONE = re.compile(r"^(?P<things>\w+)\s+(?P<aux>does|do|did)\s+(?P<clause>.+)$", _I)
+# "how long does the man spend on the ladder": how long he is there.
+_SPENDS = re.compile(r"^how\s+(?:long|much\s+time)\s+(?:does|do|did)\s+(?P<who>.+?)\s+spend\s+(?P<where>(?:on|in|at|"
+                     r"inside|outside|under|near|by|beside|behind|with|in\s+front\s+of)\s.+)$", _I)
 # "how long does it take for the kettle to boil": the kettle boiling, measured.
 _TAKES = re.compile(r"^how\s+long\s+(?:does|did|will)\s+it\s+take\s+(?:for\s+)?(?P<who>.+?)\s+to\s+(?P<act>.+)$", _I)
 _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|each|all(?:\s+the)?)\s+"
@@ -85,8 +97,35 @@ _WHICH_FIRST = re.compile(r"^(?:which|what)\s+(?:one\s+)?(?:happens|happened|com
 # "what does the woman do after the courier leaves": what follows, whoever does it.
 _DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+do\s+(?:right\s+|just\s+)?(?P<rel>after|before)\s+"
                           r"(?P<anchor>.+)$", _I)
+# What a question may be wrapped in: "could you tell me", "I want to know"; ", if at all" after it.
+_ASKING = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would) you\s+(?:please\s+)?)?(?:tell me\s+|do you know\s+|"
+                     r"i\s+(?:want|would like|'d like|need)\s+to\s+(?:know|see|find out)\s+)?", _I)
+_IF_AT_ALL = re.compile(r",?\s+if\s+(?:at\s+all|ever|any|so|it\s+does|they\s+do)\s*[?.!]*$", _I)
 _UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what colou?r|how much|how far|how fast|"
-                          r"where is|where are|what is the|what kind)\b", _I)
+                          r"where is|where are|what (?:is|was|are|were) the|what kind)\b", _I)
+# Questions no form answers, each with what to ask instead: answered as "when", they would answer another question.
+# "when does the dog not bark": Marlin describes what is there, never a stretch where something is not.
+_NOT_HAPPENING = re.compile(r"^(?:when|how\s+(?:many\s+times|often))\s+(?:(?:doesn't|don't|didn't|isn't|aren't|wasn't|"
+                            r"weren't)\b|(?:does|do|did|is|are|was|were)\s+(?:(?:the|a|an|his|her|their|my|our)\s+)?"
+                            r"(?:\w+\s+){0,2}?(?:not|never)\b)", _I)
+# "how long after the kick-off is the first goal", "how much time passes between the two goals".
+_GAP = re.compile(r"^how\s+(?:long|much\s+time|many\s+(?:seconds|minutes))\s+(?:(?:is\s+it|is\s+there|passes|"
+                  r"elapses|goes\s+by)\s+)?(?:after|before|between|from)\s", _I)
+# "what happens at the end", "what was the first thing he did": a point of the video, not an event.
+_AT_A_POINT = re.compile(rf"^(?:{_ANYTHING}\s+{_HAPPENS}\s+(?:at|in|near|towards?)\s+the\s+(?:very\s+)?(?:end|start|"
+                         r"beginning|middle|finish)|what\s+(?:is|was)\s+the\s+(?:first|last|final|next)\s+thing)\b", _I)
+# "what happens before and after the crash": two questions at once.
+_BOTH_SIDES = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+)?(?:before\s+and\s+after|"
+                         r"after\s+and\s+before|around)\s", _I)
+# An anchor that points back at something said before ("what happens after that"): there is nothing to find.
+_POINTING_BACK = frozenset({"that", "this", "it", "then", "them", "those", "these"})
+# "the second goal", "the last car": the n-th occurrence of a goal, of a car; not a name ("the second half").
+_NTH_THING = re.compile(rf"^the\s+{_WHICH}\s+(?P<noun>\w+)(?P<rest>.*)$", _I)
+_NAMED_BY_ORDER = frozenset({"half", "aid", "floor", "class", "hand", "place", "person", "minute", "second", "thing",
+                             "one", "ones", "row", "lady", "team", "string", "division", "name", "time", "moment"})
+# "all the goals", "each goal": every occurrence of one.
+_EVERY_THING = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give\s+me|get)\s+)?(?:every|each|all(?:\s+(?:of\s+)?the)?)"
+                          r"\s+(?P<things>\w+)(?P<rest>(?:\s+\S+)*)$", _I)
 # "what happens when X" asks for the moment of X itself; "when" stays a time question.
 _WHAT_HAPPENS_WHEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}\s+(?:when|as)\s+(?P<rest>.+)$", _I)
 
@@ -130,27 +169,64 @@ def _counted(rest: str) -> str:
 
 def read_question(question: str) -> QuestionPlan:
     """The form of ``question`` and the events in it (rule-based; the LLM planner uses the same plan)."""
-    text = _clean(re.sub(r"^\s*(?:please\s+)?(?:(?:can|could) you\s+)?(?:tell me\s+)?", "", question, flags=_I))
+    text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", question))))
     if not text:
         return QuestionPlan(form="when", target=question.strip())
     # "every time X, and how many times": the every form carries the count already.
     text = re.sub(r",?\s*(?:and\s+)?how many times(?:\s+(?:it|that|this)\s+\w+)?\s*$", "", text, flags=_I)
     # In this order: an anchored form ("between", "what happens after") before the forms that
     # measure an event, and "X after Y" last, since its pattern would take most questions.
-    for form in (_anchored, _measured, _unsupported, _relative):
+    for form in (_cannot, _anchored, _measured, _unsupported, _relative):
         if plan := form(text):
             return plan
-    return QuestionPlan(form="when", target=event_description(question))
+    target = event_description(text)
+    return _nth_thing(target) or QuestionPlan(form="when", target=target)
 
 
 def _relation_word(word: str) -> str:
-    return "before" if word.lower() in ("before", "prior to") else "after"
+    return "before" if re.match(r"(?:before|prior to|precede|lead|led|in the (?:lead|run))", word, _I) else "after"
+
+
+_CAN_TELL = ("I can tell when something happens, every time it happens, how many times, what happens before or after "
+             "something, the first or last time, and how long it lasts")
+
+
+def _cannot(text: str) -> QuestionPlan | None:
+    """A question that reads like a form but asks something none answers, said with what to ask instead."""
+    reasons = (
+        (_NOT_HAPPENING, "this asks when something does not happen; I find the moments it does, and say \"not found\" "
+                         "when there are none"),
+        (_GAP, 'this asks how much time lies between two events; ask "what happens between X and Y", whose answer '
+               "gives when each of them happens"),
+        (_AT_A_POINT, "this asks what happens at a point of the video rather than when an event happens; name an event "
+                      'and ask when it happens, or what happens before or after it'),
+        (_BOTH_SIDES, 'this asks two things at once; ask "what happens before X", then "what happens after X"'),
+    )
+    for pattern, reason in reasons:
+        if pattern.match(text):
+            return QuestionPlan(form="unsupported", target=_event(text), reason=reason)
+    return None
+
+
+def _nth_thing(target: str) -> QuestionPlan | None:
+    """ "the second goal", "the last car passes": the n-th (or last) occurrence of a goal, of a car passing."""
+    match = _NTH_THING.match(target)
+    if match is None or match["noun"].lower() in _NAMED_BY_ORDER:
+        return None
+    return _nth(match["which"], f"{with_article(match['noun'])}{match['rest']}")
 
 
 def _anchored(text: str) -> QuestionPlan | None:
     if match := _BETWEEN.match(text):
         return QuestionPlan(form="between", anchor=_event(match["a"]), anchor_end=_event(match["b"]))
-    if match := _OPEN_RELATION.match(text) or _DO_RELATION.match(text):
+    if match := _FROM_UNTIL.match(text):
+        return QuestionPlan(form="between", anchor=_event(match["a"] or match["a2"] or match["a3"]),
+                            anchor_end=_event(match["b"]))
+    if match := _OPEN_RELATION.match(text) or _DO_RELATION.match(text) or _FOLLOWS.match(text):
+        if _clean(match["anchor"]).lower() in _POINTING_BACK:
+            return QuestionPlan(form="unsupported", target=_event(text),
+                                reason=f'"{match["anchor"]}" points back at something said before; name the event, '
+                                       'as in "what happens after the goal"')
         return QuestionPlan(form=_relation_word(match["rel"]), anchor=_event(match["anchor"]))
     if match := _WHAT_HAPPENS_WHEN.match(text):
         return QuestionPlan(form="when", target=_event(match["rest"]))
@@ -158,6 +234,8 @@ def _anchored(text: str) -> QuestionPlan | None:
 
 
 def _measured(text: str) -> QuestionPlan | None:
+    if match := _SPENDS.match(text):
+        return QuestionPlan(form="duration", target=_event(f"is {match['who']} {match['where']}"))
     if match := _TAKES.match(text):
         return QuestionPlan(form="duration", target=_event(f"does {match['who']} {match['act']}"))
     if match := _DURATION.match(text):
@@ -175,6 +253,10 @@ def _measured(text: str) -> QuestionPlan | None:
         return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
     if match := _EVERY.match(text):
         return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"] or match["rest3"]))
+    if match := _EVERY_THING.match(text):
+        things = match["things"]
+        one = singular(things) if looks_plural(things) else things
+        return QuestionPlan(form="every", target=f"{with_article(one)}{match['rest']}")
     return None
 
 
@@ -202,9 +284,7 @@ def _unsupported(text: str) -> QuestionPlan | None:
     if match := _UNSUPPORTED.match(text):
         word = match["word"].lower()
         return QuestionPlan(form="unsupported", target=_event(text),
-                            reason=f'this looks like a "{word}" question; I can tell when something happens, every '
-                                   "time it happens, how many times, what happens before or after something, the "
-                                   "first or last time, and how long it lasts")
+                            reason=f'this looks like a "{word}" question; {_CAN_TELL}')
     return None
 
 
@@ -212,7 +292,9 @@ def _relative(text: str) -> QuestionPlan | None:
     """When X happens after (or before) Y: X, looked for on one side of Y."""
     if match := _RELATION.match(text):
         target = re.sub(r"^when\s+", "", match["target"], flags=_I)
-        if target.split()[0].lower() not in ("what",):
+        # "when is the car following the van": after "is", "following" is what the car is doing.
+        progressive = match["rel"].lower() == "following" and re.match(r"^(?:is|are|was|were)\s", target, _I)
+        if target.split()[0].lower() not in ("what",) and not progressive:
             return QuestionPlan(form=_relation_word(match["rel"]), target=_event(target),
                                 anchor=_event(match["anchor"]))
     return None
