@@ -170,10 +170,27 @@ def test_a_stretch_from_one_event_to_another_is_between_them(question):
     ("what was the first thing the man did?", "a point of the video"),
     ("what happens before and after the crash?", "two things at once"),
     ("what happens after that?", "points back"),
+    ("when does the bus arrive and when does it leave?", "two questions at once"),
 ])
 def test_a_question_no_form_answers_is_named_with_what_to_ask_instead(question, says):
     plan = read_question(question)
     assert plan.form == "unsupported" and says in plan.reason
+
+
+@pytest.mark.parametrize("question, form, target", [
+    ("first time the dog barks", "first", "the dog barks"),
+    ("last time someone opens the fridge", "last", "someone opens the fridge"),
+    ("how many seconds does the dog spend in the garden?", "duration", "the dog is in the garden"),
+    ("count the goals", "count", "a goal"),
+    ("count every time the dog barks", "count", "the dog barks"),
+    ("number of times the dog barks", "count", "the dog barks"),
+    ("at what times does the dog bark?", "every", "the dog barks"),
+    ("what are all the times the dog barks?", "every", "the dog barks"),
+    ("when the man falls, what does the woman do?", "when", "the man falls"),
+])
+def test_orders_and_fragments_read_into_the_form_they_ask(question, form, target):
+    plan = read_question(question)
+    assert (plan.form, plan.target) == (form, target)
 
 
 @pytest.fixture(scope="module")

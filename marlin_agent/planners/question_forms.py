@@ -66,21 +66,26 @@ _COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:(?:separate|different|distinct|
 # "how many laps does the runner complete": things, then who does what to them.
 _THINGS_DONE = re.compile(r"^(?P<things>\w+)\s+(?P<aux>does|do|did)\s+(?P<clause>.+)$", _I)
 # "how long does the man spend on the ladder": how long he is there.
-_SPENDS = re.compile(r"^how\s+(?:long|much\s+time)\s+(?:does|do|did)\s+(?P<who>.+?)\s+spend\s+(?P<where>(?:on|in|at|"
-                     r"inside|outside|under|near|by|beside|behind|with|in\s+front\s+of)\s.+)$", _I)
+_SPENDS = re.compile(r"^how\s+(?:long|much\s+time|many\s+(?:seconds|minutes))\s+(?:does|do|did)\s+(?P<who>.+?)\s+"
+                     r"spend\s+(?P<where>(?:on|in|at|inside|outside|under|near|by|beside|behind|with|in\s+front\s+of)\s.+)$",
+                     _I)
 # "how long does it take for the kettle to boil": the kettle boiling, measured.
 _TAKES = re.compile(r"^how\s+long\s+(?:does|did|will)\s+it\s+take\s+(?:for\s+)?(?P<who>.+?)\s+to\s+(?P<act>.+)$", _I)
 _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|each|all(?:\s+the)?)\s+"
                     r"(?:time|times|moments?|occurrences?|instances?)\s+(?:when\s+|where\s+|that\s+|of\s+)?"
                     r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$|^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?the\s+"
                     r"(?:times|moments|occurrences|instances)\s+(?:when\s+|where\s+|that\s+)?(?P<rest3>.+)$", _I)
+# "at what times does the dog bark", "what are all the times the dog barks": every one.
+_WHAT_TIMES = re.compile(r"^(?:at\s+)?(?:what|which)\s+(?:times|moments)\s+(?P<aux>does|do|did|is|are|was|were)\s+"
+                         r"(?P<rest>.+)$|"
+                         r"^what\s+are\s+(?:all\s+)?the\s+(?:times|moments)\s+(?:when\s+|that\s+)?(?P<rest2>.+)$", _I)
 # One table of ordinals, read in questions and said in answers ("the third time").
 ORDINAL_WORDS = ("first", "second", "third", "fourth", "fifth", "sixth", "seventh", "eighth", "ninth", "tenth")
 _ORDINALS = {**{word: n for n, word in enumerate(ORDINAL_WORDS, 1)}, "earliest": 1, "last": 0, "final": 0,
              "latest": 0, "most recent": 0}
 _WHICH = rf"(?P<which>{'|'.join(_ORDINALS)}|\d+(?:st|nd|rd|th))"
 _FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+|what\s+happens\s+)?"
-                         rf"the\s+{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
+                         rf"(?:the\s+)?{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
 # "when does the car stop for the last time", "the dog barks the second time".
 _FOR_THE_NTH_TIME = re.compile(rf"^(?P<rest>.+?)\s+(?:for\s+)?the\s+{_WHICH}\s+time$", _I)
 _FIRST_LAST_VERB = re.compile(r"^when\s+(?:does|do|did)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+(?P<verb>\w+)"
@@ -89,8 +94,12 @@ _DURATION = re.compile(r"^(?:how\s+long|for\s+how\s+long|how\s+many\s+seconds)\s
                        r"were)\s+.+?)(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
                        r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?(?:\s+for)?\s*[?.!]*$", _I)
 # "count the times a player scores", "count how often the dog barks": a count asked as an order.
-_COUNT_ORDER = re.compile(r"^(?:count|tally)\s+(?:up\s+)?(?:(?:the\s+)?(?:number\s+of\s+)?times\s+|how\s+(?:many\s+"
-                          r"times|often)\s+)(?:that\s+|when\s+)?(?P<rest>.+)$", _I)
+_COUNT_ORDER = re.compile(r"^(?:(?:count|tally)\s+(?:up\s+)?(?:(?:the\s+)?(?:number\s+of\s+)?times\s+|how\s+(?:many\s+"
+                          r"times|often)\s+|every\s+time\s+|each\s+time\s+)|(?:the\s+)?number\s+of\s+times\s+)"
+                          r"(?:that\s+|when\s+)?(?P<rest>.+)$", _I)
+# "count the goals", "count the cars that run the light": one of them, counted.
+_COUNT_THINGS = re.compile(r"^(?:count|tally)\s+(?:up\s+)?(?:the\s+|all\s+the\s+)?(?P<things>\w+)"
+                           r"(?P<rest>(?:\s+\S+)*)$", _I)
 # "which happens first, the dog barking or the door opening": two events compared, not one found.
 _WHICH_FIRST = re.compile(r"^(?:which|what)\s+(?:one\s+)?(?:happens|happened|comes|came|is)\s+(?:first|earlier|"
                           r"sooner|last|later)\b", _I)
@@ -117,6 +126,9 @@ _AT_A_POINT = re.compile(rf"^(?:{_ANYTHING}\s+{_HAPPENS}\s+(?:at|in|near|towards
 # "what happens before and after the crash": two questions at once.
 _BOTH_SIDES = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+)?(?:before\s+and\s+after|"
                          r"after\s+and\s+before|around)\s", _I)
+# "when does the bus arrive and when does it leave", "..., and what does she write": two questions in one.
+_TWO_QUESTIONS = re.compile(r"(?:,\s*|\s)and\s+(?:when|what|how|where|why|who)\s+(?:does|do|did|is|are|was|were|"
+                            r"happens|many|long)\b", _I)
 # An anchor that points back at something said before ("what happens after that"): there is nothing to find.
 _POINTING_BACK = frozenset({"that", "this", "it", "then", "them", "those", "these"})
 # "the second goal", "the last car": the n-th occurrence of a goal, of a car; not a name ("the second half").
@@ -128,6 +140,8 @@ _EVERY_THING = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give\s+me|get)\s+)?(
                           r"\s+(?P<things>\w+)(?P<rest>(?:\s+\S+)*)$", _I)
 # "what happens when X" asks for the moment of X itself; "when" stays a time question.
 _WHAT_HAPPENS_WHEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}\s+(?:when|as)\s+(?P<rest>.+)$", _I)
+# "when the man falls, what does the woman do": the same moment, asked the other way round.
+_WHEN_THEN_WHAT = re.compile(r"^(?:when|as)\s+(?P<rest>[^,]+),\s*(?:what|who)\b", _I)
 
 
 def _clean(text: str) -> str:
@@ -201,9 +215,10 @@ def _cannot(text: str) -> QuestionPlan | None:
         (_AT_A_POINT, "this asks what happens at a point of the video rather than when an event happens; name an event "
                       'and ask when it happens, or what happens before or after it'),
         (_BOTH_SIDES, 'this asks two things at once; ask "what happens before X", then "what happens after X"'),
+        (_TWO_QUESTIONS, "this asks two questions at once; ask each on its own"),
     )
     for pattern, reason in reasons:
-        if pattern.match(text):
+        if pattern.search(text) if pattern is _TWO_QUESTIONS else pattern.match(text):
             return QuestionPlan(form="unsupported", target=_event(text), reason=reason)
     return None
 
@@ -228,7 +243,7 @@ def _anchored(text: str) -> QuestionPlan | None:
                                 reason=f'"{match["anchor"]}" points back at something said before; name the event, '
                                        'as in "what happens after the goal"')
         return QuestionPlan(form=_relation_word(match["rel"]), anchor=_event(match["anchor"]))
-    if match := _WHAT_HAPPENS_WHEN.match(text):
+    if match := _WHAT_HAPPENS_WHEN.match(text) or _WHEN_THEN_WHAT.match(text):
         return QuestionPlan(form="when", target=_event(match["rest"]))
     return None
 
@@ -245,6 +260,8 @@ def _measured(text: str) -> QuestionPlan | None:
         return QuestionPlan(form="duration", target=_event(rest))
     if match := _COUNT.match(text) or _COUNT_ORDER.match(text):
         return QuestionPlan(form="count", target=_counted(match["rest"]))
+    if match := _COUNT_THINGS.match(text):
+        return QuestionPlan(form="count", target=_one_of(match["things"], match["rest"]))
     if match := _FIRST_LAST.match(text) or _FOR_THE_NTH_TIME.match(text):
         return _nth(match["which"], _event(re.sub(r"^when\s+(?=(?:does|do|did|is|was)\s)", "", match["rest"],
                                                   flags=_I)))
@@ -253,11 +270,17 @@ def _measured(text: str) -> QuestionPlan | None:
         return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
     if match := _EVERY.match(text):
         return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"] or match["rest3"]))
+    if match := _WHAT_TIMES.match(text):
+        rest = match["rest"]
+        return QuestionPlan(form="every", target=_event(f"{match['aux']} {rest}" if rest else match["rest2"]))
     if match := _EVERY_THING.match(text):
-        things = match["things"]
-        one = singular(things) if looks_plural(things) else things
-        return QuestionPlan(form="every", target=f"{with_article(one)}{match['rest']}")
+        return QuestionPlan(form="every", target=_one_of(match["things"], match["rest"]))
     return None
+
+
+def _one_of(things: str, rest: str) -> str:
+    """One of the things named ("goals" → "a goal"), with what is said of them ("cars that run the light")."""
+    return f"{with_article(singular(things) if looks_plural(things) else things)}{rest}"
 
 
 def _nth(which: str, target: str) -> QuestionPlan:
