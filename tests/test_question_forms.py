@@ -187,6 +187,10 @@ def test_a_question_no_form_answers_is_named_with_what_to_ask_instead(question, 
     ("at what times does the dog bark?", "every", "the dog barks"),
     ("what are all the times the dog barks?", "every", "the dog barks"),
     ("when the man falls, what does the woman do?", "when", "the man falls"),
+    ("what does he say after the goal?", "after", None),
+    ("what is said before the whistle?", "before", None),
+    ("how many times is the doorbell rung?", "count", "the doorbell is rung"),
+    ("when can we see a red car?", "when", "a red car"),
 ])
 def test_orders_and_fragments_read_into_the_form_they_ask(question, form, target):
     plan = read_question(question)

@@ -88,7 +88,9 @@ _IRREGULAR_PLURALS = {"people": "person", "men": "man", "women": "woman", "child
                       "firemen": "fireman", "gentlemen": "gentleman"}
 _IRREGULAR_PARTICIPLES = {"left", "made", "put", "set", "hit", "cut", "shut", "held", "led", "read", "caught",
                           "thrown", "shown", "seen", "done", "said", "sold", "told", "found", "won", "lost", "run",
-                          "let", "split", "kept", "built", "sent", "spent", "struck", "stuck", "hung", "dug"}
+                          "let", "split", "kept", "built", "sent", "spent", "struck", "stuck", "hung", "dug", "rung",
+                          "sung", "flung", "swung", "stung", "wrung", "begun", "drunk", "sunk", "shrunk", "spun", "fed",
+                          "bled", "met", "shot", "lit", "hurt", "bent", "lent", "cast", "cost", "bet", "quit", "sped"}
 
 
 def _third_person(verb: str) -> str:
@@ -250,8 +252,8 @@ def _seen(text: str) -> str:
     jumping"."""
     words = text.split()
     at = verb_position(words)
-    if at is None:
-        return text
+    if at is None or (at == len(words) - 1 and words[at - 1].lower() in _DESCRIBING | _DETERMINERS):
+        return text  # a thing alone: "a red car"
     if _doing(words[at]):  # "the dog | jumping"
         at -= 1
     elif not (at + 1 < len(words) and _doing(words[at + 1]) and words[at].lower() not in _LINKING):

@@ -47,7 +47,7 @@ _PAST = {"ran", "went", "came", "saw", "took", "got", "left", "hit", "fell", "fl
          "caught", "made", "put", "set", "won", "lost", "crossed"}
 _ANYTHING = r"(?:what|anything|something|which events?|what else)"
 _HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|"
-            r"precedes?|preceded|takes? place|is shown|do(?:es)? \w+ do|did \w+ do)")
+            r"precedes?|preceded|takes? place|(?:is|was|gets) (?:shown|said|heard)|do(?:es)? \w+ do|did \w+ do)")
 _BETWEEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", _I)
 # "what happens after the kick-off and before the goal", "from the kick-off until the goal": the same two ends.
 _FROM_UNTIL = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*(?:after\s+(?P<a>.+?)\s+(?:and|but)\s+before|(?:from|after|"
@@ -103,9 +103,9 @@ _COUNT_THINGS = re.compile(r"^(?:count|tally)\s+(?:up\s+)?(?:the\s+|all\s+the\s+
 # "which happens first, the dog barking or the door opening": two events compared, not one found.
 _WHICH_FIRST = re.compile(r"^(?:which|what)\s+(?:one\s+)?(?:happens|happened|comes|came|is)\s+(?:first|earlier|"
                           r"sooner|last|later)\b", _I)
-# "what does the woman do after the courier leaves": what follows, whoever does it.
-_DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+do\s+(?:right\s+|just\s+)?(?P<rel>after|before)\s+"
-                          r"(?P<anchor>.+)$", _I)
+# "what does the woman do (or say) after the courier leaves": what follows, whoever does it.
+_DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+(?:do|say|shout|sing)\s+(?:right\s+|just\s+)?"
+                          r"(?P<rel>after|before)\s+(?P<anchor>.+)$", _I)
 # What a question may be wrapped in: "could you tell me", "I want to know"; ", if at all" after it.
 _ASKING = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would) you\s+(?:please\s+)?)?(?:tell me\s+|do you know\s+|"
                      r"i\s+(?:want|would like|'d like|need)\s+to\s+(?:know|see|find out)\s+)?", _I)
