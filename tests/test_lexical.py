@@ -528,3 +528,20 @@ def test_a_plain_word_for_going_one_way_is_said_by_a_verb_of_moving_that_way(ali
     assert ("comes in", "walks in", 0.75) in aligner.align("someone comes in", "A man walks in.").aligned
     assert "leaves" in aligner.align("the car leaves", "The hatchback pulls up at the kerb.").missing
     assert "walks out" in aligner.align("a man walks out", "A man slips off the step.").missing
+
+
+def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
+    """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
+    pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same
+    thing is not another thing: a parcel may be the box (both containers), a lawn the grass (a field of mowed grass),
+    and "cuts the bread" is the loaf sliced."""
+    tyres = aligner.align("the forklift lifts a pallet of tyres", "The forklift lifts a pallet of cartons onto the shelf.")
+    assert ("tyres", "cartons", "another thing") in tyres.conflicts and tyres.conflict >= 0.7, tyres.explain()
+    hook = aligner.align("the boxer in red throws his gum shield", "The boxer in red throws a right hook.")
+    assert any(why == "another thing" for _, _, why in hook.conflicts), hook.explain()
+    for asked, said in (("a woman carries the box", "A woman carries the parcel up the stairs."),
+                        ("a cat crosses the grass", "The squirrel flees as a cat crosses the lawn."),
+                        ("the baker slices the loaf", "The baker cuts the bread into slices."),
+                        ("the man opens the door", "The man opens the door and walks in.")):
+        alignment = aligner.align(asked, said)
+        assert not any(why == "another thing" for _, _, why in alignment.conflicts), alignment.explain()

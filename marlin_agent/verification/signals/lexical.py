@@ -127,6 +127,11 @@ _THING_KINDS = frozenset(("n", lexname) for lexname in (5, 6, 8, 13, 17, 20, 25,
 # antonym, a member of an exclusive kind, the other way or a negation contradicts; close kin only
 # weighs against (real captions swap "fog" for "smoke").
 _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
+# The same act done to another thing denies the event ("cut a ribbon" / "cut the wedding cake"): as strongly as
+# a reversal. Only where the two things have no parent within two steps ("box" and "parcel" may be one thing).
+_OTHER_OBJECT = 0.7
+_OBJECT_KIN_STEPS = 2
+_SAME_ACT_CREDIT = 0.9
 # WordNet pointers that link two words' meanings (derivation, similar-to, also-see, verb group, entailment,
 # attribute, pertainym), each way; and those that derive one part of speech from another.
 _LINKS_FROM = "+ & ^ $ * = \\"
@@ -283,6 +288,45 @@ def _is_thing(term: Term) -> bool:
     """A thing the event names ("the pallet of tyres"): a noun that is not its act and weighs as a content
     word. (A word WordNet does not know, a name, counts in ``lexical`` as written, not as a kind of thing.)"""
     return not term.act and term.weight >= 0.5 and "n" in term.senses
+
+
+def _object_words(text_words: list[str], act: str) -> set[str]:
+    """The words of what an act is done to, named right after it: "cut | a ribbon |", "lifts | a pallet of tyres |",
+    "throws | his gum shield |" (through "of", up to the next word that names nothing). None for an act not done to
+    a thing named next ("walks in", "falls off the bike")."""
+    act_words = act.split()
+    for at in range(len(text_words) - len(act_words) + 1):
+        after = at + len(act_words)
+        if text_words[at: after] != act_words:
+            continue
+        if after >= len(text_words) or text_words[after] not in _DETERMINERS:
+            return set()
+        found: set[str] = set()
+        for word in text_words[after:]:
+            if word in _DETERMINERS or (word == "of" and found):
+                continue
+            if word in STOPWORDS:
+                break
+            found.add(word)
+        return found
+    return set()
+
+
+def _other_object(asked: str, said: str, pairs: list[tuple[Term, Term]], credits: dict[Term, float],
+                  used: set[Term], said_terms: tuple[Term, ...],
+                  kin: Callable[[Term, Term], bool]) -> tuple[str, str] | None:
+    """(asked thing, described thing) when one act is done to another thing: "cut a ribbon" / "cut the wedding
+    cake", "lifts a pallet of tyres" / "lifts a pallet of cartons". A thing the act is done to that no word says,
+    where the described act is done to a thing no asked word names."""
+    asked_words, said_words = words(asked), words(said)
+    for act, partner in pairs:
+        asked_object = _object_words(asked_words, act.text)
+        said_object = _object_words(said_words, partner.text)
+        unsaid = [t for t, credit in credits.items() if credit == 0 and _is_thing(t) and t.text in asked_object]
+        other = [t for t in said_terms if t not in used and _is_thing(t) and t.text in said_object]
+        if unsaid and other and not any(kin(a, s) for a in unsaid for s in other):
+            return unsaid[0].text, other[0].text
+    return None
 
 
 def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> list[tuple[str, str, str]]:
@@ -862,6 +906,10 @@ class LexicalAligner:
                 result.conflicts.append(denial)
                 conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
+        other = self._done_to_another(asked, said, said_terms, relations, used, credits) if credit_sum > 0 else None
+        if other:
+            result.conflicts.append((*other, "another thing"))
+            conflict = max(conflict, _OTHER_OBJECT)
         result.swap = 1.0 if result.swaps else 0.0
         result.support = round(credit_sum / total, 3)
         result.action = _said_share(credits, lambda term: term.act)
@@ -937,6 +985,32 @@ class LexicalAligner:
                     break
         return swaps
 
+    def _done_to_another(self, asked: str, said: str, said_terms, relations, used, credits) -> tuple[str, str] | None:
+        """The same act (a verb said word for word or by a synonym) done to another thing, which no asked word
+        names and which is not kin to the asked one (see ``_other_object``)."""
+        if not said_terms:
+            return None
+        same_acts = []
+        for term, _ in credits:
+            partner = max(said_terms, key=lambda other: relations[(term, other)][0])
+            if "v" in term.senses and relations[(term, partner)][0] >= _SAME_ACT_CREDIT:
+                same_acts.append((term, partner))
+        return _other_object(asked, said, same_acts, dict(credits), used, said_terms, self._object_kin)
+
+    def _object_kin(self, asked: Term, said: Term) -> bool:
+        """Two things close enough that one may be a captioner's word for the other: a parent within two steps of
+        both ("box" and "parcel": containers), or one's definition naming the other ("lawn": a field of mowed grass)."""
+        def nouns(term: Term) -> tuple[str, ...]:
+            return term.senses.get("n", ())[:_CONFLICT_SENSES]
+        near = [self._ancestors(sense, _OBJECT_KIN_STEPS) for sense in nouns(asked)]
+        if any(parent in up for sense in nouns(said) for parent in self._ancestors(sense, _OBJECT_KIN_STEPS)
+               for up in near):
+            return True
+        def named(term: Term, other: Term) -> bool:
+            return any(form in set(words(self.wordnet.synset(sense).gloss)) for sense in nouns(term)
+                       for form in other.forms)
+        return named(asked, said) or named(said, asked)
+
     def _thing_kinds(self, term: Term) -> frozenset[tuple[str, int]]:
         """The lexicographer files of a term's commonest noun senses (what kind of thing it names)."""
         if term.key not in self._kinds:
@@ -949,18 +1023,18 @@ class LexicalAligner:
 class Lexical:
     """``lexical``: the share of the asked event's words the best description over the span says;
     ``lexical_conflict``: how strongly that description denies one of them (a sibling, an antonym, the
-    other way); ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a
-    softer sign of a near miss, for the weights to judge); ``lexical_action``: how far the act the event
-    names is said (the baker and the loaf, but "forms" where "slices" was asked, is another moment of the
-    same scene); ``lexical_thing``: how far the things it names are said (the forklift lifts a pallet, but
-    of cartons, where tyres were asked: the same act on another thing); ``lexical_none``: no asked word is
-    said at all; ``lexical_best``: whether this span says it better than anything else in the video
-    (0.5 + half the margin), since a grounding model lands on the most similar event when the asked
-    one is not there."""
+    other way, the same act done to another thing: "lifts a pallet of cartons" where tyres were asked);
+    ``lexical_swap``: an asked word nothing says has a word of its kind in its place (a softer sign of a
+    near miss, for the weights to judge); ``lexical_action``: how far the act the event names is said (the
+    baker and the loaf, but "forms" where "slices" was asked, is another moment of the same scene);
+    ``lexical_thing``: how far the things it names are said; ``lexical_none``: no asked word is said at
+    all; ``lexical_best``: whether this span says it better than anything else in the video (0.5 + half
+    the margin), since a grounding model lands on the most similar event when the asked one is not there."""
 
-    # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way or a
-    # negation (0.7); close kin (0.6) only weighs against. So does a description that says none of the
-    # asked words: whatever a small model reads into it, nothing there is what was asked.
+    # A key word denied vetoes: an antonym (1.0), a member of an exclusive kind (0.8), the other way, a
+    # negation or the act done to another thing (0.7); close kin (0.6) only weighs against. So does a
+    # description that says none of the asked words: whatever a small model reads into it, nothing there is
+    # what was asked.
     features: ClassVar[tuple[Feature, ...]] = (
         Feature("lexical"), Feature("lexical_conflict", veto=0.7), Feature("lexical_swap"), Feature("lexical_best"),
         Feature("lexical_none", veto=1.0, rules=frozenset({Rule.UNWORDED})),
