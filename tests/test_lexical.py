@@ -545,3 +545,12 @@ def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
                         ("the man opens the door", "The man opens the door and walks in.")):
         alignment = aligner.align(asked, said)
         assert not any(why == "another thing" for _, _, why in alignment.conflicts), alignment.explain()
+
+
+def test_a_participle_after_the_describes_its_thing_and_is_not_the_act(aligner):
+    """"the downed fighter", "the hooded figure": after "the", a word in -ed or -en says what the thing is like; the
+    act is the verb ("counts"), which a description must say, or there is none to say ("starts" says little)."""
+    acts = [t.text for t in aligner.terms("the referee counts over the downed fighter") if t.act]
+    assert acts == ["counts"]
+    assert not [t for t in aligner.terms("the official starts the ten over the downed fighter") if t.act]
+    assert not [t for t in aligner.terms("the hooded figure") if t.act]

@@ -552,6 +552,8 @@ class LexicalAligner:
     def _is_act(self, text: str, senses: dict[str, tuple[str, ...]], weight: float, before: str) -> bool:
         if "v" not in senses or weight <= _GENERIC_WEIGHT:
             return False
+        if before in _DETERMINERS and re.search(r"(?:ed|en)$", text):
+            return False  # a participle after "the" says what the thing is like: "the hooded figure", "the parked car"
         if before in _BEFORE_AN_ACT or set(senses) == {"v"}:
             return True
         if before in _BEFORE_A_THING:
