@@ -293,6 +293,20 @@ def test_count_every_first_last_and_duration_over_verified_moments(toy, toy_env)
     assert duration["form"] == "duration" and duration["duration"] == pytest.approx(8.0, abs=1.0)
 
 
+def test_plainer_wordings_get_the_same_answers_as_the_forms_they_mean(toy, toy_env):
+    """"count the circles" is "how many circles appear", "at what times does a square appear" is every time, and "the
+    second circle" is the second time a circle appears: the same verified moments."""
+    circles = _ask("count the circles", toy, toy_env)
+    assert circles["form"] == "count" and circles["count"] == 3
+    squares = _ask("at what times does a square appear?", toy, toy_env)
+    assert squares["form"] == "every" and squares["count"] == 2
+    second = _ask("the second circle", toy, toy_env)
+    assert second["form"] == "first" and second["ordinal"] == 2
+    assert _near(_spans(second)[0], ("long_street", 185, 193))
+    negated = _ask("when does the red circle not appear?", toy, toy_env)
+    assert negated["form"] == "unsupported" and not negated["found"] and not negated["moments"]
+
+
 def test_the_nth_time_is_that_occurrence_in_order_and_one_past_the_last_is_not_found_with_what_was(toy, toy_env):
     circles = [("long_street", 131, 140), ("long_street", 185, 193), ("short_field", 4, 9)]  # in path order
     second = _ask("the second time a circle appears", toy, toy_env)
