@@ -140,6 +140,16 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     ("when is the last goal scored?", "last", "a goal is scored", None),
     ("the first goal", "first", "a goal", None),
     ("when does the second half start?", "when", "the second half starts", None),
+    # what is counted, first or last, seen
+    ("how many red shapes appear?", "count", "a red shape appears", None),
+    ("how many circles are there?", "count", "a circle", None),
+    ("when is a square first shown?", "first", "a square is shown", None),
+    ("when was the blue square last seen?", "last", "the blue square is seen", None),
+    ("which shape appears first?", "first", "a shape appears", None),
+    ("what appears after the red circle?", "after", None, "the red circle"),
+    ("what shape appears after the red circle?", "after", None, "the red circle"),
+    ("for how many seconds is the red square on screen?", "duration", "the red square is on screen", None),
+    ("what happens while the red circle is on screen?", "when", "the red circle is on screen", None),
 ])
 def test_plainer_ways_of_asking_read_into_the_plan_they_mean(question, form, target, anchor):
     plan = read_question(question)
@@ -171,6 +181,8 @@ def test_a_stretch_from_one_event_to_another_is_between_them(question):
     ("what happens before and after the crash?", "two things at once"),
     ("what happens after that?", "points back"),
     ("when does the bus arrive and when does it leave?", "two questions at once"),
+    ("how many circles and squares appear?", "two counts at once"),
+    ("which one comes first?", "compares two events"),
 ])
 def test_a_question_no_form_answers_is_named_with_what_to_ask_instead(question, says):
     plan = read_question(question)

@@ -104,6 +104,11 @@ def _third_person(verb: str) -> str:
     return verb + "s"
 
 
+def describes(word: str) -> bool:
+    """A word that says what a thing is like ("red", "big"), not what it is."""
+    return word.lower() in _DESCRIBING
+
+
 def singular(word: str) -> str:
     """A plural noun's singular, by its ending ("shapes" → "shape", "boxes" → "box", "lorries" → "lorry"), or
     as it is irregular ("people" → "person", "children" → "child")."""

@@ -17,6 +17,7 @@ from pydantic import BaseModel, Field
 
 from marlin_agent.planners.phrasing import (
     _third_person,
+    describes,
     event_description,
     looks_plural,
     singular,
@@ -45,9 +46,10 @@ class QuestionPlan(BaseModel):
 _I = re.IGNORECASE
 _PAST = {"ran", "went", "came", "saw", "took", "got", "left", "hit", "fell", "flew", "drove", "rode", "threw",
          "caught", "made", "put", "set", "won", "lost", "crossed"}
-_ANYTHING = r"(?:what|anything|something|which events?|what else)"
-_HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|"
-            r"precedes?|preceded|takes? place|(?:is|was|gets) (?:shown|said|heard)|do(?:es)? \w+ do|did \w+ do)")
+_ANYTHING = r"(?:(?:what|which)(?:\s+(?:else|shape|thing|event|one|object|colou?r))?|anything|something|which events?)"
+_HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|appears?|"
+            r"appeared|precedes?|preceded|takes? place|(?:is|was|gets) (?:shown|said|heard)|do(?:es)? \w+ do|"
+            r"did \w+ do)")
 _BETWEEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*between\s+(?P<a>.+?)\s+and\s+(?P<b>.+)$", _I)
 # "what happens after the kick-off and before the goal", "from the kick-off until the goal": the same two ends.
 _FROM_UNTIL = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*(?:after\s+(?P<a>.+?)\s+(?:and|but)\s+before|(?:from|after|"
@@ -88,9 +90,12 @@ _FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+|w
                          rf"(?:the\s+)?{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
 # "when does the car stop for the last time", "the dog barks the second time".
 _FOR_THE_NTH_TIME = re.compile(rf"^(?P<rest>.+?)\s+(?:for\s+)?the\s+{_WHICH}\s+time$", _I)
-_FIRST_LAST_VERB = re.compile(r"^when\s+(?:does|do|did)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+(?P<verb>\w+)"
-                              r"(?P<tail>.*)$", _I)
-_DURATION = re.compile(r"^(?:how\s+long|for\s+how\s+long|how\s+many\s+seconds)\s+(?P<rest>(?:does|do|did|is|are|was|"
+_FIRST_LAST_VERB = re.compile(r"^when\s+(?P<aux>does|do|did|is|are|was|were)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+"
+                              r"(?P<verb>\w+)(?P<tail>.*)$", _I)
+# "which shape appears first", "which car arrives last": the first (or last) time one does.
+_WHICH_ONE_FIRST = re.compile(r"^(?:which|what)\s+(?P<thing>(?!one\b|event\b|thing\b)\w+)\s+(?P<verb>\w+s)\s+"
+                              r"(?P<which>first|last)\s*$", _I)
+_DURATION = re.compile(r"^(?:for\s+)?how\s+(?:long|many\s+(?:seconds|minutes))\s+(?P<rest>(?:does|do|did|is|are|was|"
                        r"were)\s+.+?)(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
                        r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?(?:\s+for)?\s*[?.!]*$", _I)
 # "count the times a player scores", "count how often the dog barks": a count asked as an order.
@@ -123,6 +128,8 @@ _GAP = re.compile(r"^how\s+(?:long|much\s+time|many\s+(?:seconds|minutes))\s+(?:
 # "what happens at the end", "what was the first thing he did": a point of the video, not an event.
 _AT_A_POINT = re.compile(rf"^(?:{_ANYTHING}\s+{_HAPPENS}\s+(?:at|in|near|towards?)\s+the\s+(?:very\s+)?(?:end|start|"
                          r"beginning|middle|finish)|what\s+(?:is|was)\s+the\s+(?:first|last|final|next)\s+thing)\b", _I)
+# "how many circles and squares appear": two counts at once.
+_TWO_COUNTS = re.compile(r"^how\s+many\s+\w+s\s+(?:and|or)\s+\w+s\b", _I)
 # "what happens before and after the crash": two questions at once.
 _BOTH_SIDES = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+)?(?:before\s+and\s+after|"
                          r"after\s+and\s+before|around)\s", _I)
@@ -139,7 +146,7 @@ _NAMED_BY_ORDER = frozenset({"half", "aid", "floor", "class", "hand", "place", "
 _EVERY_THING = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give\s+me|get)\s+)?(?:every|each|all(?:\s+(?:of\s+)?the)?)"
                           r"\s+(?P<things>\w+)(?P<rest>(?:\s+\S+)*)$", _I)
 # "what happens when X" asks for the moment of X itself; "when" stays a time question.
-_WHAT_HAPPENS_WHEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}\s+(?:when|as)\s+(?P<rest>.+)$", _I)
+_WHAT_HAPPENS_WHEN = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}\s+(?:when|as|while|during)\s+(?P<rest>.+)$", _I)
 # "when the man falls, what does the woman do": the same moment, asked the other way round.
 _WHEN_THEN_WHAT = re.compile(r"^(?:when|as)\s+(?P<rest>[^,]+),\s*(?:what|who)\b", _I)
 
@@ -159,7 +166,7 @@ def _event(text: str) -> str:
 def _counted(rest: str) -> str:
     """One occurrence of what "how many <rest>" counts: "times does a car stop" → "a car stops",
     "shapes cross the screen" → "a shape crosses the screen" (each occurrence is verified alone)."""
-    rest = _clean(rest)
+    rest = re.sub(r"\s+(?:are|were|is|was)\s+there$", "", _clean(rest), flags=_I)  # "circles are there": circles
     if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
         return _event(rest)
     if match := _THINGS_DONE.match(rest):
@@ -170,8 +177,14 @@ def _counted(rest: str) -> str:
             done = undo_inversion(match["aux"], " ".join(clause)).split()
             return " ".join([*done[: at + 1], with_article(singular(match["things"])), *done[at + 1:]])
     words = rest.split()
-    if len(words) >= 2 and looks_plural(words[0]):
-        noun = singular(words[0])
+    # "red shapes appear": what the things are like comes with them.
+    at = next((i for i in (1, 2) if i < len(words) and looks_plural(words[i]) and all(map(describes, words[:i]))), 0)
+    if at:
+        words = [" ".join(words[: at + 1]), *words[at + 1:]]
+    if words and looks_plural(words[0]):
+        noun = " ".join([*words[0].split()[:-1], singular(words[0].split()[-1])])
+        if len(words) == 1:
+            return with_article(noun)  # "how many circles (are there)": a circle, each one counted
         verb = words[1]
         if verb.lower() in ("are", "were", "have"):
             verb = {"are": "is", "were": "was", "have": "has"}[verb.lower()]
@@ -216,6 +229,7 @@ def _cannot(text: str) -> QuestionPlan | None:
                       'and ask when it happens, or what happens before or after it'),
         (_BOTH_SIDES, 'this asks two things at once; ask "what happens before X", then "what happens after X"'),
         (_TWO_QUESTIONS, "this asks two questions at once; ask each on its own"),
+        (_TWO_COUNTS, "this asks for two counts at once; ask how many of each there are"),
     )
     for pattern, reason in reasons:
         if pattern.search(text) if pattern is _TWO_QUESTIONS else pattern.match(text):
@@ -265,9 +279,15 @@ def _measured(text: str) -> QuestionPlan | None:
     if match := _FIRST_LAST.match(text) or _FOR_THE_NTH_TIME.match(text):
         return _nth(match["which"], _event(re.sub(r"^when\s+(?=(?:does|do|did|is|was)\s)", "", match["rest"],
                                                   flags=_I)))
-    if match := _FIRST_LAST_VERB.match(text):
-        which = match["which"].lower()
-        return QuestionPlan(form=which, target=_event(f"does {match['rest']} {match['verb']}{match['tail']}"))
+    match = _FIRST_LAST_VERB.match(text)
+    if match and (match["aux"].lower() in ("does", "do", "did") or len(match["rest"].split()) > 1):
+        # ("when is the last goal scored": "last" says which goal, read below as the last of a thing)
+        aux = match["aux"].lower()
+        aux = aux if aux in ("is", "are", "was", "were") else "does"
+        return QuestionPlan(form=match["which"].lower(),
+                            target=_event(f"{aux} {match['rest']} {match['verb']}{match['tail']}"))
+    if match := _WHICH_ONE_FIRST.match(text):
+        return QuestionPlan(form=match["which"].lower(), target=f"{with_article(match['thing'])} {match['verb']}")
     if match := _EVERY.match(text):
         return QuestionPlan(form="every", target=_event(match["rest"] or match["rest2"] or match["rest3"]))
     if match := _WHAT_TIMES.match(text):
