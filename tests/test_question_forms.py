@@ -150,6 +150,14 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     ("what shape appears after the red circle?", "after", None, "the red circle"),
     ("for how many seconds is the red square on screen?", "duration", "the red square is on screen", None),
     ("what happens while the red circle is on screen?", "when", "the red circle is on screen", None),
+    # other yes-or-no questions, asides, capitals
+    ("has a square appeared?", "when", "a square has appeared", None),
+    ("have the players shaken hands?", "when", "the players have shaken hands", None),
+    ("when will the bus arrive?", "when", "the bus arrives", None),
+    ("are there any cars in the video?", "when", "a car", None),
+    ("when, if ever, does the dog jump?", "when", "the dog jumps", None),
+    ("how many times, roughly, does the dog bark?", "count", "the dog barks", None),
+    ("WHEN DOES THE DOG JUMP?", "when", "the dog jumps", None),
 ])
 def test_plainer_ways_of_asking_read_into_the_plan_they_mean(question, form, target, anchor):
     plan = read_question(question)

@@ -225,6 +225,11 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
         if at == len(words):
             return rest  # "when is the first dance": nothing is said of it but that it is there
         return " ".join(words[:at] + [verb] + words[at:])
+    if aux in ("has", "have", "had"):  # "has a square appeared" → "a square has appeared"
+        at = _be_position(words)
+        return rest if at == len(words) else " ".join(words[:at] + [aux] + words[at:])
+    if aux in ("will", "would", "can", "could"):  # "will the bus arrive": the bus arrives
+        aux = "does"
     if aux in ("does", "did"):
         verbs = _verbs(words)
         at = verbs[0] if verbs else None
@@ -235,7 +240,7 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
         if at is None or subject & (_PLURAL_SUBJECTS | {"and"}) or any(looks_plural(w) for w in words[1:head]):
             return rest
         return " ".join(_third_person(word) if i in verbs else word for i, word in enumerate(words))
-    return rest  # do, will, can: the base form is already right
+    return rest  # do: the base form is already right
 
 
 def _verbs(words: list[str]) -> list[int]:
@@ -279,14 +284,16 @@ def event_description(question: str) -> str:
     asked = _WHEN.match(text)
     if asked:
         text = text[asked.end():]
-        inverted = re.match(r"^(does|do|did|is|are|was|were|will|can)\s+(.+)$", text, re.IGNORECASE)
+        inverted = re.match(r"^(does|do|did|is|are|was|were|will|can|has|have|had)\s+(.+)$", text, re.IGNORECASE)
         if inverted:
             text = undo_inversion(inverted.group(1), inverted.group(2))
-    elif re.match(r"^(?:does|do|did|is|are|was|were)\s+\w+\s", text, re.IGNORECASE):
+    elif re.match(r"^(?:does|do|did|is|are|was|were|has|have|had|will|can|could)\s+\w+\s", text, re.IGNORECASE):
         # A yes-or-no question asks for the same moment: "does anyone fall over", "is the dog ever on the sofa".
         text = undo_inversion(*text.split(None, 1))
     text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE)  # "is the dog ever on the sofa": the same moment
     if seen := _SEEING.match(text):
         text = _seen(seen["seen"])
     text = _TRAILING.sub("", text).strip()
+    if things := re.match(r"^(?:any|some)\s+(\w+)$", text, re.IGNORECASE):  # "are there any cars": a car
+        text = with_article(singular(things[1]) if looks_plural(things[1]) else things[1])
     return text or question.strip()

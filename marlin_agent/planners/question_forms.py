@@ -114,6 +114,9 @@ _DO_RELATION = re.compile(r"^what\s+(?:does|do|did)\s+.+?\s+(?:do|say|shout|sing
 # What a question may be wrapped in: "could you tell me", "I want to know"; ", if at all" after it.
 _ASKING = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would) you\s+(?:please\s+)?)?(?:tell me\s+|do you know\s+|"
                      r"i\s+(?:want|would like|'d like|need)\s+to\s+(?:know|see|find out)\s+)?", _I)
+# "when, if ever, does the dog jump", "how many times, roughly, does it bark": an aside between commas.
+_ASIDE = re.compile(r",\s*(?:if\s+ever|if\s+at\s+all|roughly|approximately|about|exactly|more\s+or\s+less|in\s+total|"
+                    r"altogether)\s*,\s*", _I)
 _IF_AT_ALL = re.compile(r",?\s+if\s+(?:at\s+all|ever|any|so|it\s+does|they\s+do)\s*[?.!]*$", _I)
 _UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what colou?r|how much|how far|how fast|"
                           r"where is|where are|what (?:is|was|are|were) the|what kind)\b", _I)
@@ -196,7 +199,8 @@ def _counted(rest: str) -> str:
 
 def read_question(question: str) -> QuestionPlan:
     """The form of ``question`` and the events in it (rule-based; the LLM planner uses the same plan)."""
-    text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", question))))
+    asked = question.lower() if question.isupper() else question  # "WHEN DOES THE DOG JUMP"
+    text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", _ASIDE.sub(" ", asked)))))
     if not text:
         return QuestionPlan(form="when", target=question.strip())
     # "every time X, and how many times": the every form carries the count already.
