@@ -158,6 +158,11 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     ("when, if ever, does the dog jump?", "when", "the dog jumps", None),
     ("how many times, roughly, does the dog bark?", "count", "the dog barks", None),
     ("WHEN DOES THE DOG JUMP?", "when", "the dog jumps", None),
+    ("is the light on at any point?", "when", "the light is on", None),
+    ("at any point does the dog leave the room?", "when", "the dog leaves the room", None),
+    ("how many corners are there in the match?", "count", "a corner in the match", None),
+    ("how many shots on target?", "count", "a shot on target", None),
+    ("what happened to the ball after the kick?", "after", None, "the kick"),
 ])
 def test_plainer_ways_of_asking_read_into_the_plan_they_mean(question, form, target, anchor):
     plan = read_question(question)

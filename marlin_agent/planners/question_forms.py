@@ -58,13 +58,17 @@ _FROM_UNTIL = re.compile(rf"^{_ANYTHING}\s+{_HAPPENS}?\s*(?:after\s+(?P<a>.+?)\s
 _FOLLOWS = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?P<rel>follows?|followed|precedes?|preceded|"
                       r"leads?\s+up\s+to|led\s+up\s+to|in\s+the\s+(?:lead|run)[-\s]up\s+to|in\s+the\s+aftermath\s+of)\s+"
                       r"(?P<anchor>.+)$", _I)
-_OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:next\s+)?(?:right\s+|just\s+|immediately\s+)?"
-                            r"(?P<rel>after|before|following|prior to|once)\s+(?P<anchor>.+)$", _I)
+# ("what happened to the ball after the kick": whatever it happened to, what follows the kick)
+_OPEN_RELATION = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:to\s+(?:the\s+|a\s+)?\w+\s+)?(?:next\s+)?"
+                            r"(?:right\s+|just\s+|immediately\s+)?(?P<rel>after|before|following|prior to|once)\s+"
+                            r"(?P<anchor>.+)$", _I)
 _RELATION = re.compile(r"^(?P<target>.+?)\s+(?:right\s+|just\s+|immediately\s+|shortly\s+)?"
                        r"(?P<rel>after|before|following|prior to)\s+(?P<anchor>.+)$", _I)
 _IN_ALL = r"(?:in\s+total|altogether|in\s+all)"
 _COUNT = re.compile(r"^how\s+(?:many|often)\s+(?:(?:separate|different|distinct|individual)\s+)?(?:times\s+)?"
                     rf"(?:{_IN_ALL}\s+)?(?P<rest>.+?)(?:\s+{_IN_ALL})?$", _I)
+# Words after a counted thing that go on naming it ("shots on target", "cars in the car park"), not its verb.
+_THING_GOES_ON = frozenset({"on", "in", "at", "of", "with", "from", "by", "near", "inside", "outside", "under"})
 # "how many laps does the runner complete": things, then who does what to them.
 _THINGS_DONE = re.compile(r"^(?P<things>\w+)\s+(?P<aux>does|do|did)\s+(?P<clause>.+)$", _I)
 # "how long does the man spend on the ladder": how long he is there.
@@ -117,6 +121,9 @@ _ASKING = re.compile(r"^\s*(?:please\s+)?(?:(?:can|could|would) you\s+(?:please\
 # "when, if ever, does the dog jump", "how many times, roughly, does it bark": an aside between commas.
 _ASIDE = re.compile(r",\s*(?:if\s+ever|if\s+at\s+all|roughly|approximately|about|exactly|more\s+or\s+less|in\s+total|"
                     r"altogether)\s*,\s*", _I)
+# "at any point does the dog leave the room", "is the light on at any point": the same moment.
+_AT_ANY_POINT = re.compile(r"^at\s+any\s+(?:point|time|stage|moment)\s*,?\s*|\s+at\s+any\s+(?:point|time|stage|moment)"
+                           r"(?=\s*[?.!]*$)", _I)
 _IF_AT_ALL = re.compile(r",?\s+if\s+(?:at\s+all|ever|any|so|it\s+does|they\s+do)\s*[?.!]*$", _I)
 _UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what colou?r|how much|how far|how fast|"
                           r"where is|where are|what (?:is|was|are|were) the|what kind)\b", _I)
@@ -169,7 +176,7 @@ def _event(text: str) -> str:
 def _counted(rest: str) -> str:
     """One occurrence of what "how many <rest>" counts: "times does a car stop" → "a car stops",
     "shapes cross the screen" → "a shape crosses the screen" (each occurrence is verified alone)."""
-    rest = re.sub(r"\s+(?:are|were|is|was)\s+there$", "", _clean(rest), flags=_I)  # "circles are there": circles
+    rest = re.sub(r"\s+(?:are|were|is|was)\s+there\b", "", _clean(rest), flags=_I)  # "circles are there": circles
     if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
         return _event(rest)
     if match := _THINGS_DONE.match(rest):
@@ -186,8 +193,9 @@ def _counted(rest: str) -> str:
         words = [" ".join(words[: at + 1]), *words[at + 1:]]
     if words and looks_plural(words[0]):
         noun = " ".join([*words[0].split()[:-1], singular(words[0].split()[-1])])
-        if len(words) == 1:
-            return with_article(noun)  # "how many circles (are there)": a circle, each one counted
+        if len(words) == 1 or words[1].lower() in _THING_GOES_ON:
+            # "how many circles (are there)", "how many shots on target": one of them, each one counted
+            return " ".join([with_article(noun), *words[1:]])
         verb = words[1]
         if verb.lower() in ("are", "were", "have"):
             verb = {"are": "is", "were": "was", "have": "has"}[verb.lower()]
@@ -200,7 +208,7 @@ def _counted(rest: str) -> str:
 def read_question(question: str) -> QuestionPlan:
     """The form of ``question`` and the events in it (rule-based; the LLM planner uses the same plan)."""
     asked = question.lower() if question.isupper() else question  # "WHEN DOES THE DOG JUMP"
-    text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", _ASIDE.sub(" ", asked)))))
+    text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", _ASIDE.sub(" ", _AT_ANY_POINT.sub("", asked))))))
     if not text:
         return QuestionPlan(form="when", target=question.strip())
     # "every time X, and how many times": the every form carries the count already.
