@@ -144,7 +144,7 @@ _TWO_COUNTS = re.compile(r"^how\s+many\s+\w+s\s+(?:and|or)\s+\w+s\b", _I)
 _BOTH_SIDES = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+)?(?:before\s+and\s+after|"
                          r"after\s+and\s+before|around)\s", _I)
 # "when does the bus arrive and when does it leave", "..., and what does she write": two questions in one.
-_TWO_QUESTIONS = re.compile(r"(?:,\s*|\s)and\s+(?:when|what|how|where|why|who)\s+(?:does|do|did|is|are|was|were|"
+_TWO_QUESTIONS = re.compile(r"^.+?(?:,\s*|\s)and\s+(?:when|what|how|where|why|who)\s+(?:does|do|did|is|are|was|were|"
                             r"happens|many|long)\b", _I)
 # An anchor that points back at something said before ("what happens after that"): there is nothing to find.
 _POINTING_BACK = frozenset({"that", "this", "it", "then", "them", "those", "these"})
@@ -230,21 +230,23 @@ _CAN_TELL = ("I can tell when something happens, every time it happens, how many
              "something, the first or last time, and how long it lasts")
 
 
+_CANNOT = (
+    (_NOT_HAPPENING, "this asks when something does not happen; I find the moments it does, and say \"not found\" "
+                     "when there are none"),
+    (_GAP, 'this asks how much time lies between two events; ask "what happens between X and Y", whose answer '
+           "gives when each of them happens"),
+    (_AT_A_POINT, "this asks what happens at a point of the video rather than when an event happens; name an event "
+                  'and ask when it happens, or what happens before or after it'),
+    (_BOTH_SIDES, 'this asks two things at once; ask "what happens before X", then "what happens after X"'),
+    (_TWO_QUESTIONS, "this asks two questions at once; ask each on its own"),
+    (_TWO_COUNTS, "this asks for two counts at once; ask how many of each there are"),
+)
+
+
 def _cannot(text: str) -> QuestionPlan | None:
     """A question that reads like a form but asks something none answers, said with what to ask instead."""
-    reasons = (
-        (_NOT_HAPPENING, "this asks when something does not happen; I find the moments it does, and say \"not found\" "
-                         "when there are none"),
-        (_GAP, 'this asks how much time lies between two events; ask "what happens between X and Y", whose answer '
-               "gives when each of them happens"),
-        (_AT_A_POINT, "this asks what happens at a point of the video rather than when an event happens; name an event "
-                      'and ask when it happens, or what happens before or after it'),
-        (_BOTH_SIDES, 'this asks two things at once; ask "what happens before X", then "what happens after X"'),
-        (_TWO_QUESTIONS, "this asks two questions at once; ask each on its own"),
-        (_TWO_COUNTS, "this asks for two counts at once; ask how many of each there are"),
-    )
-    for pattern, reason in reasons:
-        if pattern.search(text) if pattern is _TWO_QUESTIONS else pattern.match(text):
+    for pattern, reason in _CANNOT:
+        if pattern.match(text):
             return QuestionPlan(form="unsupported", target=_event(text), reason=reason)
     return None
 
