@@ -48,6 +48,8 @@ _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "d
                               "from", "at", "across", "through", "past", "around", "with", "by", "for", "under",
                               "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
                               "red", "green"}
+# The auxiliaries a question may open with, each put back after its subject by ``undo_inversion``.
+_AUXILIARIES = "does|do|did|is|are|was|were|has|have|had|will|would|can|could"
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _RELATIVES = {"who", "that", "which", "whose"}
 _JOINING = {"and", "or"}
@@ -120,6 +122,11 @@ def singular(word: str) -> str:
 
 def with_article(noun: str) -> str:
     return f"{'an' if noun[:1].lower() in 'aeiou' else 'a'} {noun}"
+
+
+def one_of(noun: str) -> str:
+    """One of what a noun names: "goals" → "a goal", "dog" → "a dog"."""
+    return with_article(singular(noun) if looks_plural(noun) else noun)
 
 
 def looks_plural(word: str) -> bool:
@@ -284,10 +291,10 @@ def event_description(question: str) -> str:
     asked = _WHEN.match(text)
     if asked:
         text = text[asked.end():]
-        inverted = re.match(r"^(does|do|did|is|are|was|were|will|can|has|have|had)\s+(.+)$", text, re.IGNORECASE)
+        inverted = re.match(rf"^({_AUXILIARIES})\s+(.+)$", text, re.IGNORECASE)
         if inverted:
             text = undo_inversion(inverted.group(1), inverted.group(2))
-    elif re.match(r"^(?:does|do|did|is|are|was|were|has|have|had|will|can|could)\s+\w+\s", text, re.IGNORECASE):
+    elif re.match(rf"^(?:{_AUXILIARIES})\s+\w+\s", text, re.IGNORECASE):
         # A yes-or-no question asks for the same moment: "does anyone fall over", "is the dog ever on the sofa".
         text = undo_inversion(*text.split(None, 1))
     text = re.sub(r"\s+ever\b", "", text, flags=re.IGNORECASE)  # "is the dog ever on the sofa": the same moment
@@ -295,5 +302,5 @@ def event_description(question: str) -> str:
         text = _seen(seen["seen"])
     text = _TRAILING.sub("", text).strip()
     if things := re.match(r"^(?:any|some)\s+(\w+)$", text, re.IGNORECASE):  # "are there any cars": a car
-        text = with_article(singular(things[1]) if looks_plural(things[1]) else things[1])
+        text = one_of(things[1])
     return text or question.strip()

@@ -20,6 +20,7 @@ from marlin_agent.planners.phrasing import (
     describes,
     event_description,
     looks_plural,
+    one_of,
     singular,
     undo_inversion,
     verb_position,
@@ -46,6 +47,9 @@ class QuestionPlan(BaseModel):
 _I = re.IGNORECASE
 _PAST = {"ran", "went", "came", "saw", "took", "got", "left", "hit", "fell", "flew", "drove", "rode", "threw",
          "caught", "made", "put", "set", "won", "lost", "crossed"}
+# The auxiliaries a question opens its clause with ("does the dog jump", "is the door open").
+_AUX = r"(?:does|do|did|is|are|was|were)"
+_INVERTED = re.compile(r"^(?:does|do|did|is|are|was|were|will|can)\s", _I)
 _ANYTHING = r"(?:(?:what|which)(?:\s+(?:else|shape|thing|event|one|object|colou?r))?|anything|something|which events?)"
 _HAPPENS = (r"(?:happens?|happened|occurs?|occurred|goes on|is going on|comes?|came|follows?|followed|appears?|"
             r"appeared|precedes?|preceded|takes? place|(?:is|was|gets) (?:shown|said|heard)|do(?:es)? \w+ do|"
@@ -82,7 +86,7 @@ _EVERY = re.compile(r"^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?(?:every|
                     r"(?P<rest>.+)$|^whenever\s+(?P<rest2>.+)$|^(?:(?:find|show(?:\s+me)?|list|give me|get)\s+)?the\s+"
                     r"(?:times|moments|occurrences|instances)\s+(?:when\s+|where\s+|that\s+)?(?P<rest3>.+)$", _I)
 # "at what times does the dog bark", "what are all the times the dog barks": every one.
-_WHAT_TIMES = re.compile(r"^(?:at\s+)?(?:what|which)\s+(?:times|moments)\s+(?P<aux>does|do|did|is|are|was|were)\s+"
+_WHAT_TIMES = re.compile(rf"^(?:at\s+)?(?:what|which)\s+(?:times|moments)\s+(?P<aux>{_AUX})\s+"
                          r"(?P<rest>.+)$|"
                          r"^what\s+are\s+(?:all\s+)?the\s+(?:times|moments)\s+(?:when\s+|that\s+)?(?P<rest2>.+)$", _I)
 # One table of ordinals, read in questions and said in answers ("the third time").
@@ -94,13 +98,13 @@ _FIRST_LAST = re.compile(r"^(?:when\s+(?:is|was)\s+|(?:find|show(?:\s+me)?)\s+|w
                          rf"(?:the\s+)?{_WHICH}\s+(?:time|moment|occurrence)\s+(?:when\s+|that\s+)?(?P<rest>.+)$", _I)
 # "when does the car stop for the last time", "the dog barks the second time".
 _FOR_THE_NTH_TIME = re.compile(rf"^(?P<rest>.+?)\s+(?:for\s+)?the\s+{_WHICH}\s+time$", _I)
-_FIRST_LAST_VERB = re.compile(r"^when\s+(?P<aux>does|do|did|is|are|was|were)\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+"
+_FIRST_LAST_VERB = re.compile(rf"^when\s+(?P<aux>{_AUX})\s+(?P<rest>.+?)\s+(?P<which>first|last)\s+"
                               r"(?P<verb>\w+)(?P<tail>.*)$", _I)
 # "which shape appears first", "which car arrives last": the first (or last) time one does.
 _WHICH_ONE_FIRST = re.compile(r"^(?:which|what)\s+(?P<thing>(?!one\b|event\b|thing\b)\w+)\s+(?P<verb>\w+s)\s+"
                               r"(?P<which>first|last)\s*$", _I)
-_DURATION = re.compile(r"^(?:for\s+)?how\s+(?:long|many\s+(?:seconds|minutes))\s+(?P<rest>(?:does|do|did|is|are|was|"
-                       r"were)\s+.+?)(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
+_DURATION = re.compile(rf"^(?:for\s+)?how\s+(?:long|many\s+(?:seconds|minutes))\s+(?P<rest>{_AUX}\s+.+?)"
+                       r"(?P<lasts>\s+(?:last|take|go on|keep going|(?:stay|remain)(?:\s+(?:on\s+screen|"
                        r"in\s+view|in\s+(?:the\s+)?(?:shot|frame|picture)|visible))?))?(?:\s+for)?\s*[?.!]*$", _I)
 # "count the times a player scores", "count how often the dog barks": a count asked as an order.
 _COUNT_ORDER = re.compile(r"^(?:(?:count|tally)\s+(?:up\s+)?(?:(?:the\s+)?(?:number\s+of\s+)?times\s+|how\s+(?:many\s+"
@@ -130,7 +134,7 @@ _UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what co
 # Questions no form answers, each with what to ask instead: answered as "when", they would answer another question.
 # "when does the dog not bark": Marlin describes what is there, never a stretch where something is not.
 _NOT_HAPPENING = re.compile(r"^(?:when|how\s+(?:many\s+times|often))\s+(?:(?:doesn't|don't|didn't|isn't|aren't|wasn't|"
-                            r"weren't)\b|(?:does|do|did|is|are|was|were)\s+(?:(?:the|a|an|his|her|their|my|our)\s+)?"
+                            rf"weren't)\b|{_AUX}\s+(?:(?:the|a|an|his|her|their|my|our)\s+)?"
                             r"(?:\w+\s+){0,2}?(?:not|never)\b)", _I)
 # "how long after the kick-off is the first goal", "how much time passes between the two goals".
 _GAP = re.compile(r"^how\s+(?:long|much\s+time|many\s+(?:seconds|minutes))\s+(?:(?:is\s+it|is\s+there|passes|"
@@ -144,8 +148,8 @@ _TWO_COUNTS = re.compile(r"^how\s+many\s+\w+s\s+(?:and|or)\s+\w+s\b", _I)
 _BOTH_SIDES = re.compile(rf"^{_ANYTHING}\s+(?:{_HAPPENS}\s+)?(?:right\s+|just\s+)?(?:before\s+and\s+after|"
                          r"after\s+and\s+before|around)\s", _I)
 # "when does the bus arrive and when does it leave", "..., and what does she write": two questions in one.
-_TWO_QUESTIONS = re.compile(r"^.+?(?:,\s*|\s)and\s+(?:when|what|how|where|why|who)\s+(?:does|do|did|is|are|was|were|"
-                            r"happens|many|long)\b", _I)
+_TWO_QUESTIONS = re.compile(rf"^.+?(?:,\s*|\s)and\s+(?:when|what|how|where|why|who)\s+(?:{_AUX}|happens|many|long)\b",
+                            _I)
 # An anchor that points back at something said before ("what happens after that"): there is nothing to find.
 _POINTING_BACK = frozenset({"that", "this", "it", "then", "them", "those", "these"})
 # "the second goal", "the last car": the n-th occurrence of a goal, of a car; not a name ("the second half").
@@ -168,7 +172,7 @@ def _clean(text: str) -> str:
 def _event(text: str) -> str:
     """An event phrase, in the plain declarative form the rest of the agent grounds and verifies."""
     text = _clean(text)
-    if re.match(r"^(?:does|do|did|is|are|was|were|will|can)\s", text, _I):
+    if _INVERTED.match(text):
         return event_description(f"when {text}")
     return event_description(text)
 
@@ -177,7 +181,7 @@ def _counted(rest: str) -> str:
     """One occurrence of what "how many <rest>" counts: "times does a car stop" → "a car stops",
     "shapes cross the screen" → "a shape crosses the screen" (each occurrence is verified alone)."""
     rest = re.sub(r"\s+(?:are|were|is|was)\s+there\b", "", _clean(rest), flags=_I)  # "circles are there": circles
-    if re.match(r"^(?:does|do|did|is|are|was|were|can|will)\b", rest, _I):
+    if _INVERTED.match(rest):
         return _event(rest)
     if match := _THINGS_DONE.match(rest):
         # "laps does the runner complete": the runner completes a lap (one counted thing per occurrence).
@@ -314,7 +318,7 @@ def _measured(text: str) -> QuestionPlan | None:
 
 def _one_of(things: str, rest: str) -> str:
     """One of the things named ("goals" → "a goal"), with what is said of them ("cars that run the light")."""
-    return f"{with_article(singular(things) if looks_plural(things) else things)}{rest}"
+    return f"{one_of(things)}{rest}"
 
 
 def _nth(which: str, target: str) -> QuestionPlan:

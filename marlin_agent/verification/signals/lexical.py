@@ -292,8 +292,8 @@ def _is_thing(term: Term) -> bool:
 
 def _object_words(text_words: list[str], act: str) -> set[str]:
     """The words of what an act is done to, named right after it: "cut | a ribbon |", "lifts | a pallet of tyres |",
-    "throws | his gum shield |" (through "of", up to the next word that names nothing). None for an act not done to
-    a thing named next ("walks in", "falls off the bike")."""
+    "throws | his gum shield |" (through "of", up to the next word that names nothing). Nothing for an act not done
+    to a thing named next ("walks in", "falls off the bike")."""
     act_words = act.split()
     for at in range(len(text_words) - len(act_words) + 1):
         after = at + len(act_words)
@@ -310,23 +310,6 @@ def _object_words(text_words: list[str], act: str) -> set[str]:
             found.add(word)
         return found
     return set()
-
-
-def _other_object(asked: str, said: str, pairs: list[tuple[Term, Term]], credits: dict[Term, float],
-                  used: set[Term], said_terms: tuple[Term, ...],
-                  kin: Callable[[Term, Term], bool]) -> tuple[str, str] | None:
-    """(asked thing, described thing) when one act is done to another thing: "cut a ribbon" / "cut the wedding
-    cake", "lifts a pallet of tyres" / "lifts a pallet of cartons". A thing the act is done to that no word says,
-    where the described act is done to a thing no asked word names."""
-    asked_words, said_words = words(asked), words(said)
-    for act, partner in pairs:
-        asked_object = _object_words(asked_words, act.text)
-        said_object = _object_words(said_words, partner.text)
-        unsaid = [t for t, credit in credits.items() if credit == 0 and _is_thing(t) and t.text in asked_object]
-        other = [t for t in said_terms if t not in used and _is_thing(t) and t.text in said_object]
-        if unsaid and other and not any(kin(a, s) for a in unsaid for s in other):
-            return unsaid[0].text, other[0].text
-    return None
 
 
 def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> list[tuple[str, str, str]]:
@@ -988,16 +971,23 @@ class LexicalAligner:
         return swaps
 
     def _done_to_another(self, asked: str, said: str, said_terms, relations, used, credits) -> tuple[str, str] | None:
-        """The same act (a verb said word for word or by a synonym) done to another thing, which no asked word
-        names and which is not kin to the asked one (see ``_other_object``)."""
-        if not said_terms:
-            return None
-        same_acts = []
-        for term, _ in credits:
-            partner = max(said_terms, key=lambda other: relations[(term, other)][0])
-            if "v" in term.senses and relations[(term, partner)][0] >= _SAME_ACT_CREDIT:
-                same_acts.append((term, partner))
-        return _other_object(asked, said, same_acts, dict(credits), used, said_terms, self._object_kin)
+        """(asked thing, described thing) when the same act (a verb said word for word or by a synonym) is done to
+        another thing: "cut a ribbon" / "cut the wedding cake", "lifts a pallet of tyres" / "lifts a pallet of
+        cartons". A thing the act is done to that no word says, where the described act is done to a thing no asked
+        word names and which is not kin to the asked one."""
+        asked_words, said_words = words(asked), words(said)
+        unsaid = [term for term, credit in credits if credit == 0 and _is_thing(term)]
+        others = [term for term in said_terms if term not in used and _is_thing(term)]
+        for act, _ in credits:
+            partner = max(said_terms, key=lambda other: relations[(act, other)][0], default=None)
+            if partner is None or "v" not in act.senses or relations[(act, partner)][0] < _SAME_ACT_CREDIT:
+                continue
+            asked_object, said_object = _object_words(asked_words, act.text), _object_words(said_words, partner.text)
+            done_to = [term for term in unsaid if term.text in asked_object]
+            instead = [term for term in others if term.text in said_object]
+            if done_to and instead and not any(self._object_kin(a, s) for a in done_to for s in instead):
+                return done_to[0].text, instead[0].text
+        return None
 
     def _object_kin(self, asked: Term, said: Term) -> bool:
         """Two things close enough that one may be a captioner's word for the other: a parent within two steps of
