@@ -56,22 +56,33 @@ told talk talks talked speak speaks spoke state states stated remind reminds rem
 """.split())
 # Directions a description can reverse without any content word differing ("behind" / "in front of").
 # Only those that keep their landmark: "away from the house" and "toward the street" agree.
-# ("in", "on" and "off" also say where a thing is, "in red", "on the bend", so they are left out.)
+# ("in" also says where a thing is, "in red", so it is left out; "on" and "off" do too, "on the bend", so they
+# reverse the event only as a verb's particle, below.)
 _OPPOSITE_WAYS = {"into": {"out", "outside"}, "inside": {"outside", "out"}, "indoors": {"outdoors", "outside", "out"},
                   "out": {"into", "inside", "indoors"}, "outside": {"into", "inside", "indoors"},
                   "up": {"down"}, "down": {"up"}, "behind": {"front"}, "front": {"behind"},
-                  "above": {"below", "under", "beneath"}, "below": {"above", "over"}, "under": {"over", "above"}}
+                  "above": {"below", "under", "beneath"}, "below": {"above", "over"}, "under": {"over", "above"},
+                  "on": {"off"}, "onto": {"off"}, "off": {"on", "onto"}}
 # Words for one way: a description that says it one way does not reverse it for another word ("run out into the
 # garden" goes outside, though "into" is also the way in).
 _WAYS_OUT_AND_IN = (frozenset({"out", "outside", "outdoors"}), frozenset({"into", "inside", "indoors"}))
 _SAME_WAY = {word: group for group in _WAYS_OUT_AND_IN for word in group}
-# Directions that are a verb's particle ("rolls up"): they reverse the event only after the same act.
-_VERB_PARTICLES = frozenset({"up", "down"})
+# Directions that are a verb's particle ("rolls up", "gets on"): they reverse the event only after the same act.
+_VERB_PARTICLES = frozenset({"up", "down", "on", "onto", "off"})
 _FROM_TO = re.compile(r"\bfrom (?:the )?(\w+) to (?:the )?(\w+)")
 # Where a move starts and where it ends, each with its landmark: "down from the windowsill", "onto the windowsill".
 _OWNERS = r"(?:the|a|an|his|her|its|their|my|your|our) "
 _SOURCE = re.compile(rf"\b(?:from|off|out of) (?:{_OWNERS})?(\w+)")
 _GOAL = re.compile(rf"\b(?:onto|into|to|towards?) (?:{_OWNERS})?(\w+)")
+# Words for the way a move goes, by the way's name: a particle ("walks in") or a preposition ("walks into the hall").
+_WAY_OF = {"in": "in", "into": "in", "inside": "in", "indoors": "in", "out": "out", "outside": "out",
+           "outdoors": "out", "away": "away", "off": "away", "on": "on", "onto": "on", "up": "up", "down": "down",
+           "back": "back"}
+# Verbs that say only that something goes, the way said by their particle ("gets on", "comes in", "goes out").
+_PLAIN_GOING = frozenset("get go come move head".split())
+# How far after a verb of moving the way it goes is looked for, and the words that end its clause first.
+_WAY_REACH = 6
+_CLAUSE_ENDS = frozenset("and then while as but before after when until where which who".split())
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
 # Words that begin a thing: after a verb's particle they make the particle a preposition.
@@ -187,6 +198,10 @@ _EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
 _YOUNG = re.compile(r"\b(?:young|youthful)\b")
 # Within this many steps of one of those: "a lady" (a woman, an adult), not "a nurse" (a professional, then an adult).
 _LOOK_STEPS = 2
+# A group of people and people named in the plural say each other in part ("the crowd" / "spectators"); WordNet
+# files the group under groups and its members under persons, with nothing between.
+_MEMBERS_CREDIT = 0.55
+_PEOPLE = frozenset({"people", "folk", "folks"})
 
 
 @dataclass(frozen=True, eq=False)
@@ -573,6 +588,8 @@ class LexicalAligner:
                     found = (_GLOSS_MORE_GENERAL, None)
                 if found == (0.0, None) and self._role_and_look(asked, said):
                     found = (_PERSON_BY_LOOK_CREDIT, None)
+                if found == (0.0, None) and len({self._people(asked), self._people(said)} - {None}) == 2:
+                    found = (_MEMBERS_CREDIT, None)
                 self._relations[key] = found
         return self._relations[key]
 
@@ -786,6 +803,24 @@ class LexicalAligner:
             says = (says - {self._look_senses["adult"]}) | {self._look_senses["juvenile"]}
         return ("look" if near else "role"), frozenset(says)
 
+    @cached_property
+    def _social_group(self) -> str:
+        return self.wordnet.senses("social_group", "n", 1)[0]
+
+    def _people(self, term: Term) -> str | None:
+        """How a noun names people together: "group" for a group of people in its commonest sense ("the crowd", "the
+        team", "the audience"), "members" for persons named in the plural ("spectators", "the fans"), "people" for
+        the plain word; else None. Any two of the three say each other in part."""
+        nouns = term.senses.get("n", ())
+        if term.act or not nouns or " " in term.text:
+            return None
+        if term.text in _PEOPLE:
+            return "people"
+        if term.text not in self.wordnet.base_forms(term.text, "n") and any(
+                self.wordnet.synset(sense).lexname == _PERSON_LEXNAME for sense in nouns[:_CONFLICT_SENSES]):
+            return "members"
+        return "group" if self._social_group in self._ancestors(nouns[0], _ANCESTOR_STEPS) else None
+
     def _role_and_look(self, asked: Term, said: Term) -> bool:
         """One word names a person by role, the other by sex or age ("the prowler" / "the man in the hoodie"), and
         neither says a sex or an age the other excludes (a teacher, an adult, is no kid)."""
@@ -913,44 +948,76 @@ class LexicalAligner:
 
     @cached_property
     def _way_acts(self) -> dict[str, frozenset[str]]:
-        """Each way a move can go, by its particle, and WordNet's plain verbs for going that way."""
+        """Each way a move can go (``_WAY_OF``'s names) and WordNet's plain verbs for going that way."""
         def senses(*words: str) -> frozenset[str]:
             return frozenset(self.wordnet.senses(word, "v", 1)[0] for word in words)
-        away = senses("leave", "depart", "go_away")
-        return {"away": away, "off": away, "out": senses("exit"), "in": senses("enter"), "into": senses("enter"),
-                "back": senses("return"), "down": senses("descend")}
+        return {"away": senses("leave", "depart", "go_away", "flee", "scarper"), "out": senses("exit", "leave"),
+                "in": senses("enter"), "back": senses("return"), "down": senses("descend")}
 
     @cached_property
-    def _travel(self) -> str:
-        return self.wordnet.senses("travel", "v", 1)[0]
+    def _moving(self) -> frozenset[str]:
+        """The kinds of moving oneself: travelling ("walks", "drives") and moving the body to another place, the
+        kind WordNet puts jumping under ("jumps up onto", "bolts off")."""
+        jump = self.wordnet.senses("jump", "v", 1)[0]
+        return frozenset({self.wordnet.senses("travel", "v", 1)[0],
+                          *(sense for sense, steps in self._ancestors(jump, 1).items() if steps == 1)})
 
     def _moves(self, word: str) -> bool:
-        """A verb for moving oneself in one of its commonest senses ("walks", "drives", "climbs"; not "puts")."""
-        return any(self._travel == sense or self._travel in self._ancestors(sense, _ANCESTOR_STEPS)
+        """A verb for moving oneself in one of its commonest senses ("walks", "jumps", "climbs"; not "puts")."""
+        return any(sense in self._moving or self._moving & self._ancestors(sense, _ANCESTOR_STEPS).keys()
                    for base in self.wordnet.base_forms(word, "v") for sense in self.wordnet.senses(base, "v", 3))
+
+    def _ways_asked(self, term: Term) -> set[str]:
+        """The ways an asked act is a plain word for going: by its commonest senses ("leaves": away, out; "enters":
+        in), or a plain verb of going and its particle ("gets on": on, "comes in": in, "runs away": away)."""
+        senses = set(term.senses.get("v", ())[:2])
+        ways = {way for way, targets in self._way_acts.items() if targets & senses}
+        verb, *particle = term.text.split()
+        if len(particle) == 1 and particle[0] in _WAY_OF and \
+                set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING:
+            ways.add(_WAY_OF[particle[0]])
+        return ways
+
+    def _ways_said(self, said_words: list[str], mover: Term, acts: set[str]) -> set[str]:
+        """The ways a described verb of moving goes: its particle, or a word for a way later in its clause
+        ("walks through the front door into the hall": in; "jumps up onto the sofa": up, on)."""
+        verb = mover.text.split()[0]
+        if verb not in said_words or not self._moves(verb):
+            return set()
+        ways = {_WAY_OF[word] for word in mover.text.split()[1:] if word in _WAY_OF}
+        for word in said_words[said_words.index(verb) + 1:][:_WAY_REACH]:
+            if word in _CLAUSE_ENDS or word in acts:
+                break
+            if word in _WAY_OF:
+                ways.add(_WAY_OF[word])
+        return ways
 
     def _gone_that_way(self, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
         """Pairs of an asked act that is a plain word for going one way ("leaves", "gets out", "comes in") and a
-        described verb of moving followed by that way ("pulls away", "climbs out", "walks in"): a way of doing it."""
+        described verb of moving that goes that way ("pulls away", "climbs out", "walks in"): a way of doing it."""
         said_words = words(said)
+        asked_ways = [(term, self._ways_asked(term)) for term in asked_terms if term.act]
+        if not any(ways for _, ways in asked_ways):
+            return []
+        movers = [term for term in said_terms if term.act]
+        acts = {term.text.split()[0] for term in movers}
         found = []
-        for verb, way in itertools.pairwise(said_words):
-            targets = self._way_acts.get(way)
-            movers = [s for s in said_terms if s.act and s.text.split()[0] == verb] if targets else []
-            if not movers or not self._moves(verb):
-                continue
-            found += [(term, mover) for term in asked_terms if term.act and targets & set(term.senses.get("v", ())[:2])
-                      for mover in movers]
+        for mover in movers:
+            ways = self._ways_said(said_words, mover, acts - {mover.text.split()[0]})
+            found += [(term, mover) for term, asked in asked_ways if asked & ways]
         return found
 
     @staticmethod
     def _same_act(asked_terms, said_terms, relations) -> Callable[[str, str], bool]:
-        """Whether an asked word and a described one are the same act (one word, or terms that say each other)."""
+        """Whether an asked word and a described one are the same act (one word, or terms that say each other),
+        each read as the act where it stands: "a pencil case off his desk" / "his pencil case on the desk" turns no
+        act around."""
         def same(asked_word: str, said_word: str) -> bool:
-            if asked_word == said_word:
+            asked_acts = [a for a in asked_terms if a.act and asked_word in a.text.split()]
+            said_acts = [s for s in said_terms if s.act and said_word in s.text.split()]
+            if asked_word == said_word and asked_acts and said_acts:
                 return True
-            return any(relations[(a, s)][0] >= 0.5 for a in asked_terms if asked_word in a.text.split()
-                       for s in said_terms if said_word in s.text.split())
+            return any(relations[(a, s)][0] >= 0.5 for a in asked_acts for s in said_acts)
         return same
 
     def _swaps(self, asked_terms, said_terms, relations, used) -> list[tuple[str, str]]:
