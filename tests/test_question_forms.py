@@ -202,6 +202,18 @@ def test_a_question_no_form_answers_is_named_with_what_to_ask_instead(question, 
     assert plan.form == "unsupported" and says in plan.reason
 
 
+@pytest.mark.parametrize("question, target", [
+    ("when does the dog not bark?", "the dog barks"),
+    ("when doesn't the dog bark?", "the dog barks"),
+    ("when is the door not open?", "the door is open"),
+    ("when do the players never run?", "the players run"),
+])
+def test_a_negated_question_names_the_event_whose_moments_it_finds(question, target):
+    """The answer to "when does the dog not bark" lists the moments the dog barks, and its target says so."""
+    plan = read_question(question)
+    assert (plan.form, plan.target) == ("unsupported", target)
+
+
 @pytest.mark.parametrize("question, form, target", [
     ("first time the dog barks", "first", "the dog barks"),
     ("last time someone opens the fridge", "last", "someone opens the fridge"),

@@ -136,6 +136,8 @@ _UNSUPPORTED = re.compile(r"^(?P<word>why|who|whose|which (?:one|person)|what co
 _NOT_HAPPENING = re.compile(r"^(?:when|how\s+(?:many\s+times|often))\s+(?:(?:doesn't|don't|didn't|isn't|aren't|wasn't|"
                             rf"weren't)\b|{_AUX}\s+(?:(?:the|a|an|his|her|their|my|our)\s+)?"
                             r"(?:\w+\s+){0,2}?(?:not|never)\b)", _I)
+_NOT_CONTRACTED = re.compile(r"\b(does|do|did|is|are|was|were)n't\b", _I)
+_NOT = re.compile(r"\s+(?:not|never)\b", _I)
 # "how long after the kick-off is the first goal", "how much time passes between the two goals".
 _GAP = re.compile(r"^how\s+(?:long|much\s+time|many\s+(?:seconds|minutes))\s+(?:(?:is\s+it|is\s+there|passes|"
                   r"elapses|goes\s+by)\s+)?(?:after|before|between|from)\s", _I)
@@ -247,11 +249,18 @@ _CANNOT = (
 )
 
 
+def _affirmed(text: str) -> str:
+    """A negated question asked the other way: "when doesn't the dog bark" -> "when does the dog bark"."""
+    return _NOT.sub("", _NOT_CONTRACTED.sub(r"\1", text))
+
+
 def _cannot(text: str) -> QuestionPlan | None:
-    """A question that reads like a form but asks something none answers, said with what to ask instead."""
+    """A question that reads like a form but asks something none answers, said with what to ask instead (a
+    negated one names the event whose moments it does find: "the dog barks", not "the dog not barks")."""
     for pattern, reason in _CANNOT:
         if pattern.match(text):
-            return QuestionPlan(form="unsupported", target=_event(text), reason=reason)
+            asked = _affirmed(text) if pattern is _NOT_HAPPENING else text
+            return QuestionPlan(form="unsupported", target=_event(asked), reason=reason)
     return None
 
 
