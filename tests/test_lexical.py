@@ -107,6 +107,35 @@ def test_the_whole_an_asked_part_belongs_to_says_it_in_part(aligner):
     assert not any(said == "hand" for _, said, _ in part_only.aligned)
 
 
+def test_a_part_named_with_its_whole_says_the_whole_in_part(aligner):
+    """"the bicycle wheel" names the bike it is part of: repairing it says some of "fixes the bike"; "the car door"
+    some of "the car". A compound that is no part of the asked thing ("the car park") says nothing of it."""
+    bike = aligner.align("the man fixes the bike", "A mechanic repairs the bicycle wheel.")
+    assert ("bike", "bicycle wheel", 0.55) in bike.aligned and not bike.conflicts, bike.explain()
+    assert ("car", "car door", 0.55) in aligner.align("the man gets into the car", "He opens the car door.").aligned
+    assert "car" in aligner.align("the man gets into the car", "He walks across the car park.").missing
+
+
+def test_a_compound_that_makes_the_asked_thing_another_things_denies_it(aligner):
+    """"the car door" is a door, but not the garage door; "the van door" may be the car door, and a glass door a
+    car's."""
+    garage = aligner.align("the person tries to open the garage door", "Someone attempts to open the car door.")
+    assert ("garage", "car door", "another thing") in garage.conflicts and garage.conflict >= 0.7, garage.explain()
+    assert not aligner.align("the man opens the car door", "The man opens the van door.").conflicts
+    assert not aligner.align("the man opens the glass door", "The man opens the car door.").conflicts
+
+
+def test_a_thing_said_of_another_thing_denies_the_event(aligner):
+    """"a sign for the airport" is a sign, but not the one for the harbour; "the door of the car" not the garage's.
+    A captioner's other word for the same thing ("a carton of books" for "a box of books") is no other thing."""
+    sign = aligner.align("the car passes under a sign for the harbour",
+                         "The car passes under an overhead gantry with a sign for the airport.")
+    assert ("harbour", "airport", "another thing") in sign.conflicts and sign.conflict >= 0.7, sign.explain()
+    door = aligner.align("the man opens the door of the garage", "The man opens the door of the car.")
+    assert ("garage", "car", "another thing") in door.conflicts
+    assert not aligner.align("the man picks up a box of books", "A man lifts a carton of books.").conflicts
+
+
 def test_the_same_act_on_another_thing_says_less_of_the_things_asked(aligner):
     said = "The forklift lifts a pallet of cartons onto the top shelf."
     other_thing = aligner.align("the forklift lifts a pallet of tyres", said)

@@ -141,6 +141,9 @@ _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
 # The same act done to another thing denies the event ("cut a ribbon" / "cut the wedding cake"): as strongly as
 # a reversal. Only where the two things have no parent within two steps ("box" and "parcel" may be one thing).
 _OTHER_OBJECT = 0.7
+# WordNet's lexicographer files of things whose parts a compound names ("the car door", "the kitchen door"):
+# noun.artifact and noun.location.
+_OWNER_LEXNAMES = frozenset({6, 15})
 _OBJECT_KIN_STEPS = 2
 _SAME_ACT_CREDIT = 0.9
 # WordNet pointers that link two words' meanings (derivation, similar-to, also-see, verb group, entailment,
@@ -325,6 +328,19 @@ def _object_words(text_words: list[str], act: str) -> set[str]:
             found.add(word)
         return found
     return set()
+
+
+def _of_what(text_words: list[str], head: str) -> tuple[str, str] | None:
+    """("for", "harbour") for "a sign for the harbour": the word after ``head``, "of" or "for", and the first word
+    past its determiners."""
+    head_words = head.split()
+    for at in range(len(text_words) - len(head_words) + 1):
+        if text_words[at: at + len(head_words)] != head_words:
+            continue
+        rest = text_words[at + len(head_words):]
+        named = [word for word in rest[1:] if word not in _DETERMINERS]
+        return (rest[0], named[0]) if rest and rest[0] in ("of", "for") and named else None
+    return None
 
 
 def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> list[tuple[str, str, str]]:
@@ -648,6 +664,8 @@ class LexicalAligner:
             return _GLOSS_MORE_SPECIFIC  # a word defined as the other: "bloke" (a boy or man), for "man"
         if s in self._links(a, _WHOLE) and rank == other_rank == 0:
             return 0.55  # the whole the asked part belongs to: an arm raised, for a hand up
+        if pos == "n" and a in self._links(s, _WHOLE) and self._names_its_whole(s, a):
+            return 0.55  # a part named with the asked whole: the bicycle wheel repaired, for the bike
         if pos == "v" and rank == other_rank == 0 and self._one_way_of(a, s):
             return _VERB_KIN_CREDIT  # two ways of one specific act: gets away / runs off (both flee)
         steps = self._ancestors(s, _KIND_STEPS if pos == "n" else _ANCESTOR_STEPS).get(a)  # None: not above s
@@ -662,6 +680,12 @@ class LexicalAligner:
         if pos == "n" and self.wordnet.synset(a).words[0] in self._defined_kind(s):
             return _GLOSS_MORE_SPECIFIC  # defined as a kind of the asked thing: a kitten (young domestic cat), a cat
         return 0.0
+
+    def _names_its_whole(self, part: str, whole: str) -> bool:
+        """A compound for a part that begins with a word for its whole ("bicycle wheel", "car door"). A part alone
+        ("her hand") does not say the whole ("her arm up")."""
+        first, *rest = self.wordnet.synset(part).words[0].split("_")
+        return bool(rest) and whole in self.wordnet.senses(first, "n", _SENSES)
 
     @cached_property
     def _animal(self) -> str:
@@ -927,6 +951,8 @@ class LexicalAligner:
                 conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         other = self._done_to_another(asked, said, said_terms, relations, used, credits) if credit_sum > 0 else None
+        other = other or self._another_ones(asked, said_terms, relations, credits) \
+            or self._another_in_frame(asked, said, said_terms, relations, used, credits)
         if other:
             result.conflicts.append((*other, "another thing"))
             conflict = max(conflict, _OTHER_OBJECT)
@@ -1055,6 +1081,52 @@ class LexicalAligner:
             if done_to and instead and not any(self._object_kin(a, s) for a in done_to for s in instead):
                 return done_to[0].text, instead[0].text
         return None
+
+    def _another_ones(self, asked: str, said_terms, relations, credits) -> tuple[str, str] | None:
+        """(asked word, described compound) when an asked thing is said only by a compound that makes it another
+        thing's: "the garage door" / "the car door" (a door, but a car's). The asked word before the thing names
+        whose it is and nothing says it; the compound's first word names a made thing or a place that is no kin of
+        it ("the car door" / "the van door" may be one door)."""
+        text = " ".join(words(asked))
+        credit = dict(credits)
+        for owner, thing in itertools.pairwise([term for term, _ in credits]):
+            if credit[owner] > 0 or credit[thing] < 0.5 or not _is_thing(owner) or f"{owner.text} {thing.text}" \
+                    not in text:
+                continue
+            partner = max(said_terms, key=lambda other: relations[(thing, other)][0])
+            first = partner.text.split()[0]
+            said_owner = next(iter(self.terms(first)), None) if " " in partner.text and first != thing.text else None
+            if said_owner is not None and _is_thing(said_owner) and self._made_or_place(owner) \
+                    and self._made_or_place(said_owner) and not self._object_kin(owner, said_owner) \
+                    and self._relation(owner, said_owner)[0] == 0:
+                return owner.text, partner.text
+        return None
+
+    def _another_in_frame(self, asked: str, said: str, said_terms, relations, used, credits) -> tuple[str, str] | None:
+        """(asked thing, described thing) when a thing said word for word is said of another thing: "a sign for the
+        harbour" / "a sign for the airport", "the door of the garage" / "the door of the car". What follows "of" or
+        "for" in the event nothing says; the description names there a thing no asked word names, no kin of it."""
+        asked_words, said_words = words(asked), words(said)
+        credit = dict(credits)
+        for head, _ in credits:
+            if credit[head] < _SAME_ACT_CREDIT or not _is_thing(head):
+                continue
+            partner = max(said_terms, key=lambda other: relations[(head, other)][0])
+            asked_after, said_after = _of_what(asked_words, head.text), _of_what(said_words, partner.text)
+            if asked_after is None or said_after is None or asked_after[0] != said_after[0]:
+                continue
+            whose = next((term for term, c in credits if c == 0 and _is_thing(term) and term.text == asked_after[1]),
+                         None)
+            instead = next((term for term in said_terms if term not in used and _is_thing(term)
+                            and term.text == said_after[1]), None)
+            if whose and instead and not self._object_kin(whose, instead) and self._relation(whose, instead)[0] == 0:
+                return whose.text, instead.text
+        return None
+
+    def _made_or_place(self, term: Term) -> bool:
+        """A noun whose commonest sense is a made thing or a place ("garage", "car", "kitchen"; not "glass")."""
+        nouns = term.senses.get("n", ())
+        return bool(nouns) and self.wordnet.synset(nouns[0]).lexname in _OWNER_LEXNAMES
 
     def _object_kin(self, asked: Term, said: Term) -> bool:
         """Two things close enough that one may be a captioner's word for the other: a parent within two steps of
