@@ -581,6 +581,19 @@ def test_on_and_off_after_the_same_act_go_opposite_ways(aligner):
     assert not aligner.align("the man gets on the bus", "The man climbs onto the bus.").conflicts
 
 
+def test_switching_a_machine_on_or_off_is_said_by_any_phrasal_verb_for_it(aligner):
+    """"the security light comes on" says the floodlight turning on, and "goes out" switching it off; the other way
+    denies it. A man who comes on stage switches nothing, and an alarm that goes off has started, not stopped."""
+    flood = aligner.align("floodlight turning on", "The security light comes on, brightening the drive.")
+    assert ("turning on", "comes on", 0.75) in flood.aligned and not flood.conflicts, flood.explain()
+    out = aligner.align("the lamp switches off", "The lamp goes out.")
+    assert ("switches off", "goes out", 0.75) in out.aligned, out.explain()
+    back = aligner.align("the lamp turns on", "The lamp goes out.")
+    assert ("turns on", "goes out", "the other way") in back.conflicts, back.explain()
+    assert "comes on" in aligner.align("the man comes on stage", "The man switches on the projector.").missing
+    assert not aligner.align("the alarm goes off", "The alarm switches on.").conflicts
+
+
 def test_a_group_of_people_and_people_named_in_the_plural_say_each_other_in_part(aligner):
     """WordNet files "the crowd" under groups and "spectators" under persons, with nothing between: a crowd is
     spectators, fans are the crowd, friends are people, each said in part. One spectator is not the crowd, and two

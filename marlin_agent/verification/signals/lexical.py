@@ -82,6 +82,15 @@ _WAY_OF = {"in": "in", "into": "in", "inside": "in", "indoors": "in", "out": "ou
 _PLAIN_GOING = frozenset("get go come move head".split())
 # How far after a verb of moving the way it goes is looked for, and the words that end its clause first.
 _WAY_REACH = 6
+# Phrasal verbs that switch a machine on or off ("the floodlight turns on" / "the security light comes on"). Not "goes
+# off": an alarm that goes off starts.
+_SWITCHES = {
+    "on": frozenset({(verb, "on") for verb in ("turn", "switch", "come", "go", "flick", "click", "power")}
+                    | {("light", "up"), ("power", "up")}),
+    "off": frozenset({(verb, "off") for verb in ("turn", "switch", "flick", "click", "power", "shut", "cut")}
+                     | {("go", "out"), ("cut", "out"), ("power", "down")}),
+}
+_MACHINE_STEPS = 9
 _CLAUSE_ENDS = frozenset("and then while as but before after when until where which who".split())
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
@@ -949,6 +958,10 @@ class LexicalAligner:
             for denial in _reversals(asked, said, self._same_act(asked_terms, said_terms, relations)):
                 result.conflicts.append(denial)
                 conflict = max(conflict, 0.7)
+        if credit_sum > 0 and (turned := next((pair for pair, same in self._switched(asked_terms, said_terms)
+                                               if not same), None)):
+            result.conflicts.append((turned[0].text, turned[1].text, "the other way"))
+            conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         other = self._done_to_another(asked, said, said_terms, relations, used, credits) if credit_sum > 0 else None
         other = other or self._another_ones(asked, said_terms, relations, credits) \
@@ -968,6 +981,7 @@ class LexicalAligner:
         the same end state ("bursts open" / "pops open"), or going the way asked ("leaves" / "pulls away")."""
         raised = [(pair, _VERB_KIN_CREDIT) for pair in _same_result(asked_terms, said_terms)]
         raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked_terms, said, said_terms)]
+        raised += [(pair, _WAY_CREDIT) for pair, same in self._switched(asked_terms, said_terms) if same]
         for pair, credit in raised:
             if relations[pair][0] < credit:
                 relations[pair] = (credit, None)
@@ -1032,6 +1046,36 @@ class LexicalAligner:
             ways = self._ways_said(said_words, mover, acts - {mover.text.split()[0]})
             found += [(term, mover) for term, asked in asked_ways if asked & ways]
         return found
+
+    @cached_property
+    def _machines(self) -> frozenset[str]:
+        return frozenset(self.wordnet.senses(word, "n", 1)[0] for word in ("device", "equipment", "appliance"))
+
+    def _names_a_machine(self, terms) -> bool:
+        """A thing that is switched on and off: a device or equipment in one of its two commonest senses ("the
+        floodlight", "the lamp", "the alarm", "the radio")."""
+        return any(self._machines & (self.wordnet.hypernyms(sense, _MACHINE_STEPS).keys() | {sense})
+                   for term in terms if _is_thing(term) for sense in term.senses["n"][:_CONFLICT_SENSES])
+
+    def _switched(self, asked_terms, said_terms) -> list[tuple[tuple[Term, Term], bool]]:
+        """Pairs of an asked act and a described one that switch a machine on or off ("turning on" / "comes on",
+        "switches off" / "goes out"), each with whether they switch it the same way. Only where both texts name a
+        machine: a man who comes on stage or goes out of the room switches nothing."""
+        asked, said = [(t, self._switch(t)) for t in asked_terms], [(t, self._switch(t)) for t in said_terms]
+        if not any(way for _, way in asked) or not any(way for _, way in said) \
+                or not (self._names_a_machine(asked_terms) and self._names_a_machine(said_terms)):
+            return []
+        return [((a, s), a_way == s_way) for a, a_way in asked if a_way for s, s_way in said if s_way]
+
+    def _switch(self, term: Term) -> str | None:
+        """"on" or "off" for an act that switches something that way ("turns on", "comes on", "lights up", "goes
+        out"), else None."""
+        parts = term.text.split()
+        if not term.act or len(parts) != 2:
+            return None
+        verbs = set(self.wordnet.base_forms(parts[0], "v") or [parts[0]])
+        return next((way for way, phrases in _SWITCHES.items()
+                     if any((verb, parts[1]) in phrases for verb in verbs)), None)
 
     @staticmethod
     def _same_act(asked_terms, said_terms, relations) -> Callable[[str, str], bool]:
