@@ -317,39 +317,43 @@ def _is_thing(term: Term) -> bool:
     return not term.act and term.weight >= 0.5 and "n" in term.senses
 
 
+def _following(text_words: list[str], head: str) -> list[str] | None:
+    """The words after the first place ``head`` stands in the text (None where it does not)."""
+    head_words = head.split()
+    for at in range(len(text_words) - len(head_words) + 1):
+        if text_words[at: at + len(head_words)] == head_words:
+            return text_words[at + len(head_words):]
+    return None
+
+
 def _object_words(text_words: list[str], act: str) -> set[str]:
     """The words of what an act is done to, named right after it: "cut | a ribbon |", "lifts | a pallet of tyres |",
     "throws | his gum shield |" (through "of", up to the next word that names nothing). Nothing for an act not done
     to a thing named next ("walks in", "falls off the bike")."""
-    act_words = act.split()
-    for at in range(len(text_words) - len(act_words) + 1):
-        after = at + len(act_words)
-        if text_words[at: after] != act_words:
+    rest = _following(text_words, act)
+    if not rest or rest[0] not in _DETERMINERS:
+        return set()
+    found: set[str] = set()
+    for word in rest:
+        if word in _DETERMINERS or (word == "of" and found):
             continue
-        if after >= len(text_words) or text_words[after] not in _DETERMINERS:
-            return set()
-        found: set[str] = set()
-        for word in text_words[after:]:
-            if word in _DETERMINERS or (word == "of" and found):
-                continue
-            if word in STOPWORDS:
-                break
-            found.add(word)
-        return found
-    return set()
+        if word in STOPWORDS:
+            break
+        found.add(word)
+    return found
+
+
+def _partner(term: Term, said_terms, relations) -> Term | None:
+    """The described term that says ``term`` best (None for a description with no terms)."""
+    return max(said_terms, key=lambda other: relations[(term, other)][0], default=None)
 
 
 def _of_what(text_words: list[str], head: str) -> tuple[str, str] | None:
     """("for", "harbour") for "a sign for the harbour": the word after ``head``, "of" or "for", and the first word
     past its determiners."""
-    head_words = head.split()
-    for at in range(len(text_words) - len(head_words) + 1):
-        if text_words[at: at + len(head_words)] != head_words:
-            continue
-        rest = text_words[at + len(head_words):]
-        named = [word for word in rest[1:] if word not in _DETERMINERS]
-        return (rest[0], named[0]) if rest and rest[0] in ("of", "for") and named else None
-    return None
+    rest = _following(text_words, head)
+    named = [word for word in rest[1:] if word not in _DETERMINERS] if rest else []
+    return (rest[0], named[0]) if rest and rest[0] in ("of", "for") and named else None
 
 
 def _reversals(asked: str, said: str, same_act: Callable[[str, str], bool]) -> list[tuple[str, str, str]]:
@@ -935,7 +939,8 @@ class LexicalAligner:
         relations = {(a, s): self._relation(a, s) for a in asked_terms for s in said_terms}
         if len(self._relations) > _MOST_RELATIONS:  # a long-lived process keeps the recent ones
             self._relations.clear()
-        self._read_in_place(asked_terms, said, said_terms, relations)
+        switched = self._switched(asked_terms, said_terms)
+        self._read_in_place(asked_terms, said, said_terms, relations, switched)
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
@@ -958,8 +963,7 @@ class LexicalAligner:
             for denial in _reversals(asked, said, self._same_act(asked_terms, said_terms, relations)):
                 result.conflicts.append(denial)
                 conflict = max(conflict, 0.7)
-        if credit_sum > 0 and (turned := next((pair for pair, same in self._switched(asked_terms, said_terms)
-                                               if not same), None)):
+        if credit_sum > 0 and (turned := next((pair for pair, same in switched if not same), None)):
             result.conflicts.append((turned[0].text, turned[1].text, "the other way"))
             conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
@@ -976,12 +980,12 @@ class LexicalAligner:
         result.conflict = round(min(1.0, conflict), 3)
         return result
 
-    def _read_in_place(self, asked_terms, said: str, said_terms, relations) -> None:
+    def _read_in_place(self, asked_terms, said: str, said_terms, relations, switched) -> None:
         """Raise ``relations`` where two acts say each other by what follows them, not by the words themselves:
         the same end state ("bursts open" / "pops open"), or going the way asked ("leaves" / "pulls away")."""
         raised = [(pair, _VERB_KIN_CREDIT) for pair in _same_result(asked_terms, said_terms)]
         raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked_terms, said, said_terms)]
-        raised += [(pair, _WAY_CREDIT) for pair, same in self._switched(asked_terms, said_terms) if same]
+        raised += [(pair, _WAY_CREDIT) for pair, same in switched if same]
         for pair, credit in raised:
             if relations[pair][0] < credit:
                 relations[pair] = (credit, None)
@@ -1054,7 +1058,7 @@ class LexicalAligner:
     def _names_a_machine(self, terms) -> bool:
         """A thing that is switched on and off: a device or equipment in one of its two commonest senses ("the
         floodlight", "the lamp", "the alarm", "the radio")."""
-        return any(self._machines & (self.wordnet.hypernyms(sense, _MACHINE_STEPS).keys() | {sense})
+        return any(self._machines & self._ancestors(sense, _MACHINE_STEPS).keys()
                    for term in terms if _is_thing(term) for sense in term.senses["n"][:_CONFLICT_SENSES])
 
     def _switched(self, asked_terms, said_terms) -> list[tuple[tuple[Term, Term], bool]]:
@@ -1116,7 +1120,7 @@ class LexicalAligner:
         unsaid = [term for term, credit in credits if credit == 0 and _is_thing(term)]
         others = [term for term in said_terms if term not in used and _is_thing(term)]
         for act, _ in credits:
-            partner = max(said_terms, key=lambda other: relations[(act, other)][0], default=None)
+            partner = _partner(act, said_terms, relations)
             if partner is None or "v" not in act.senses or relations[(act, partner)][0] < _SAME_ACT_CREDIT:
                 continue
             asked_object, said_object = _object_words(asked_words, act.text), _object_words(said_words, partner.text)
@@ -1137,12 +1141,11 @@ class LexicalAligner:
             if credit[owner] > 0 or credit[thing] < 0.5 or not _is_thing(owner) or f"{owner.text} {thing.text}" \
                     not in text:
                 continue
-            partner = max(said_terms, key=lambda other: relations[(thing, other)][0])
+            partner = _partner(thing, said_terms, relations)
             first = partner.text.split()[0]
             said_owner = next(iter(self.terms(first)), None) if " " in partner.text and first != thing.text else None
             if said_owner is not None and _is_thing(said_owner) and self._made_or_place(owner) \
-                    and self._made_or_place(said_owner) and not self._object_kin(owner, said_owner) \
-                    and self._relation(owner, said_owner)[0] == 0:
+                    and self._made_or_place(said_owner) and self._apart(owner, said_owner):
                 return owner.text, partner.text
         return None
 
@@ -1155,7 +1158,7 @@ class LexicalAligner:
         for head, _ in credits:
             if credit[head] < _SAME_ACT_CREDIT or not _is_thing(head):
                 continue
-            partner = max(said_terms, key=lambda other: relations[(head, other)][0])
+            partner = _partner(head, said_terms, relations)
             asked_after, said_after = _of_what(asked_words, head.text), _of_what(said_words, partner.text)
             if asked_after is None or said_after is None or asked_after[0] != said_after[0]:
                 continue
@@ -1163,9 +1166,13 @@ class LexicalAligner:
                          None)
             instead = next((term for term in said_terms if term not in used and _is_thing(term)
                             and term.text == said_after[1]), None)
-            if whose and instead and not self._object_kin(whose, instead) and self._relation(whose, instead)[0] == 0:
+            if whose and instead and self._apart(whose, instead):
                 return whose.text, instead.text
         return None
+
+    def _apart(self, asked: Term, said: Term) -> bool:
+        """Two things neither word says and that are no kin (see ``_object_kin``): one cannot be the other."""
+        return not self._object_kin(asked, said) and self._relation(asked, said)[0] == 0
 
     def _made_or_place(self, term: Term) -> bool:
         """A noun whose commonest sense is a made thing or a place ("garage", "car", "kitchen"; not "glass")."""
