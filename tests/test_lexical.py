@@ -606,6 +606,19 @@ def test_a_group_of_people_and_people_named_in_the_plural_say_each_other_in_part
     assert "players" in aligner.align("the players shake hands", "The captains shake hands.").missing
 
 
+def test_a_group_says_its_members_and_another_group_of_them_in_part(aligner):
+    """WordNet links a group to what it is made of ("a group of sheep or goats": sheep), though neither word is the
+    other's kind: a flock says the sheep, the herd the flock, a pack the dogs, a flock of birds the pigeons, each in
+    part, whichever way round; "round the sheep" is the preposition, not a round of drinks."""
+    collie = aligner.align("the collie runs round the sheep", "A collie races around the edge of the flock.")
+    assert ("sheep", "flock", 0.55) in collie.aligned and "round" not in collie.missing, collie.explain()
+    assert ("herd", "flock", 0.55) in aligner.align("the herd huddles", "The flock bunches together.").aligned
+    assert ("flock", "sheep", 0.55) in aligner.align("the flock moves", "The sheep move.").aligned
+    assert ("dog", "pack", 0.55) in aligner.align("a dog runs", "The pack runs.").aligned
+    assert ("pigeons", "flock", 0.55) in aligner.align("the pigeons take off", "The flock takes off.").aligned
+    assert "sheep" in aligner.align("the sheep graze", "The cattle graze.").missing
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

@@ -445,10 +445,13 @@ class LexicalAligner:
 
     def _tokens(self, text: str) -> tuple[list[str], set[int]]:
         """The words of ``text`` (a hyphenated word WordNet does not know as its parts: "count-in" is
-        "count in"), and the positions of owners among them."""
+        "count in"; "round" before "the" is "around"), and the positions of owners among them."""
         tokens: list[str] = []
         owned: set[int] = set()
-        for token, owner in owned_words(text):
+        listed = owned_words(text)
+        for at, (token, owner) in enumerate(listed):
+            if token == "round" and at and listed[at + 1: at + 2] and listed[at + 1][0] in _DETERMINERS:
+                token = "around"  # "runs round the sheep": the preposition, not a round of drinks
             if "-" in token and not any(self.wordnet.senses(token, pos, 1) for pos in "nvar"):
                 tokens += [part for part in token.split("-") if part]
             else:
@@ -617,7 +620,8 @@ class LexicalAligner:
                     found = (_GLOSS_MORE_GENERAL, None)
                 if found == (0.0, None) and self._role_and_look(asked, said):
                     found = (_PERSON_BY_LOOK_CREDIT, None)
-                if found == (0.0, None) and len({self._people(asked), self._people(said)} - {None}) == 2:
+                if found == (0.0, None) and (len({self._people(asked), self._people(said)} - {None}) == 2
+                                             or self._group_and_member(asked, said)):
                     found = (_MEMBERS_CREDIT, None)
                 self._relations[key] = found
         return self._relations[key]
@@ -857,6 +861,26 @@ class LexicalAligner:
                 self.wordnet.synset(sense).lexname == _PERSON_LEXNAME for sense in nouns[:_CONFLICT_SENSES]):
             return "members"
         return "group" if self._social_group in self._ancestors(nouns[0], _ANCESTOR_STEPS) else None
+
+    def _members(self, term: Term) -> set[str]:
+        """What a group is made of in any of its senses, by WordNet's member links ("a group of sheep or goats": sheep;
+        WordNet lists that flock fifth)."""
+        if term.act:
+            return set()
+        senses = (*term.senses.get("n", ()), *(sense for sense in term.rare if sense.startswith("n:")))
+        return {member for sense in senses for member in self._links(sense, "%m")}
+
+    def _group_and_member(self, asked: Term, said: Term) -> bool:
+        """One word names a group of what the other names, or two groups have members of one kind: "the flock" for
+        "the sheep" (and back), "a flock" for "the herd" (both of sheep), "the pack" for "the dogs". The member in
+        its commonest sense or a kind of it within a few steps: a flock of birds is a flock of pigeons, in part."""
+        asked_nouns, said_nouns = asked.senses.get("n", ())[:1], said.senses.get("n", ())[:1]
+        if not asked_nouns or not said_nouns or asked.act or said.act:
+            return False
+        asked_members, said_members = self._members(asked), self._members(said)
+        asked_kinds = {asked_nouns[0], *self._ancestors(asked_nouns[0], _ANCESTOR_STEPS)}
+        said_kinds = {said_nouns[0], *self._ancestors(said_nouns[0], _ANCESTOR_STEPS)}
+        return bool(asked_kinds & said_members or said_kinds & asked_members or asked_members & said_members)
 
     def _role_and_look(self, asked: Term, said: Term) -> bool:
         """One word names a person by role, the other by sex or age ("the prowler" / "the man in the hoodie"), and
