@@ -619,6 +619,18 @@ def test_a_group_says_its_members_and_another_group_of_them_in_part(aligner):
     assert "sheep" in aligner.align("the sheep graze", "The cattle graze.").missing
 
 
+def test_a_described_word_in_the_rare_sense_the_asked_word_names_says_it(aligner):
+    """WordNet lists the travelling bag sixth among "bag"s and the container fifth among "case"s: where the asked
+    word is luggage, a bag is a kind of it and a case what it is, not a sibling that denies it. The asked word picks
+    the sense, so a verb's rare noun ("waves", a women's naval reserve) says no woman."""
+    bag = aligner.align("a guy hauls his luggage off", "A traveller lifts a heavy red bag off the carousel.")
+    assert ("luggage", "bag", 0.75) in bag.aligned and not bag.conflicts, bag.explain()
+    case = aligner.align("a guy hauls his luggage off", "A traveller lifts a heavy red case off the carousel.")
+    assert ("luggage", "case", 0.55) in case.aligned, case.explain()
+    waves = aligner.align("a woman waves a flag", "An official waves a flag.")
+    assert not any(said == "waves" for asked, said, _ in waves.aligned if asked == "woman"), waves.explain()
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

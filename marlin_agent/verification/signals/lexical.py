@@ -612,6 +612,8 @@ class LexicalAligner:
                 found = self._relation_uncached(asked, said) if met else (0.0, None)
                 if found == (0.0, None) and self._rare_kind(asked, said):
                     found = (_RARE_KIND_CREDIT, None)
+                if not found[0] and (rare := self._kin_in_a_rare_sense(asked, said)):
+                    found = (rare, None)  # a bag is luggage in its sixth sense, not a sibling of it
                 if found == (0.0, None):
                     found = (self._defined_credit(asked, said), None)
                 if found == (0.0, None) and self._compound_head(asked, said):
@@ -897,6 +899,18 @@ class LexicalAligner:
         "kneads" said does not make "the baker works late" ask for kneading."""
         parents = {parent for rare in asked.rare for parent in self._links(rare, "@ @i")}
         return any(ids and ids[0] in parents for ids in said.senses.values())
+
+    def _kin_in_a_rare_sense(self, asked: Term, said: Term) -> float:
+        """A described word in one of its rarer senses is, one step down, a kind of what the asked word names in its
+        commonest ("a bag", a travelling bag, for "the luggage": ``_KIND_CREDIT``), or one step up, what it is a
+        kind of ("a case", for "the luggage": ``_GLOSS_MORE_GENERAL``). The asked word says which sense is meant."""
+        nouns = asked.senses.get("n", ())[:1]
+        rare = {sense for sense in said.rare if sense.startswith("n:")}
+        if not nouns or not rare or said.act:  # "waves" the act is not the WAVES (a women's naval reserve)
+            return 0.0
+        if any(nouns[0] in self._links(sense, "@ @i") for sense in rare):
+            return _KIND_CREDIT
+        return _GLOSS_MORE_GENERAL if self._links(nouns[0], "@ @i") & rare else 0.0
 
     def _derived(self, asked: Term, said: Term) -> bool:
         """Across parts of speech, derivation still links words ("celebration" / "celebrate")."""
