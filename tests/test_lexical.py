@@ -631,6 +631,16 @@ def test_a_described_word_in_the_rare_sense_the_asked_word_names_says_it(aligner
     assert not any(said == "waves" for asked, said, _ in waves.aligned if asked == "woman"), waves.explain()
 
 
+def test_an_act_in_the_passive_goes_the_way_it_sends_what_undergoes_it(aligner):
+    """"Gets decked" is WordNet's "knock down": who is decked goes down, as "goes down to the canvas" says; "is
+    knocked down" says "falls" the other way round. Only in the passive: "decks the hall" sends nothing down."""
+    decked = aligner.align("the man in blue gets decked", "The blue boxer goes down to the canvas.")
+    assert ("decked", "goes down", 0.75) in decked.aligned, decked.explain()
+    knocked = aligner.align("the boxer falls", "The blue boxer is knocked down by a hook.")
+    assert ("falls", "knocked down", 0.75) in knocked.aligned, knocked.explain()
+    assert "decks" in aligner.align("the man decks the hall", "A man comes down the stairs into the hall.").missing
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

@@ -80,6 +80,8 @@ _WAY_OF = {"in": "in", "into": "in", "inside": "in", "indoors": "in", "out": "ou
            "back": "back"}
 # Verbs that say only that something goes, the way said by their particle ("gets on", "comes in", "goes out").
 _PLAIN_GOING = frozenset("get go come move head".split())
+# Words before a verb in the passive ("gets knocked down", "is carried off").
+_PASSIVE = frozenset("is are was were be been being get gets got gotten getting".split())
 # How far after a verb of moving the way it goes is looked for, and the words that end its clause first.
 _WAY_REACH = 6
 # Phrasal verbs that switch a machine on or off ("the floodlight turns on" / "the security light comes on"). Not "goes
@@ -978,7 +980,7 @@ class LexicalAligner:
         if len(self._relations) > _MOST_RELATIONS:  # a long-lived process keeps the recent ones
             self._relations.clear()
         switched = self._switched(asked_terms, said_terms)
-        self._read_in_place(asked_terms, said, said_terms, relations, switched)
+        self._read_in_place(asked, asked_terms, said, said_terms, relations, switched)
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
@@ -1018,11 +1020,11 @@ class LexicalAligner:
         result.conflict = round(min(1.0, conflict), 3)
         return result
 
-    def _read_in_place(self, asked_terms, said: str, said_terms, relations, switched) -> None:
+    def _read_in_place(self, asked: str, asked_terms, said: str, said_terms, relations, switched) -> None:
         """Raise ``relations`` where two acts say each other by what follows them, not by the words themselves:
         the same end state ("bursts open" / "pops open"), or going the way asked ("leaves" / "pulls away")."""
         raised = [(pair, _VERB_KIN_CREDIT) for pair in _same_result(asked_terms, said_terms)]
-        raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked_terms, said, said_terms)]
+        raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked, asked_terms, said, said_terms)]
         raised += [(pair, _WAY_CREDIT) for pair, same in switched if same]
         for pair, credit in raised:
             if relations[pair][0] < credit:
@@ -1074,18 +1076,36 @@ class LexicalAligner:
                 ways.add(_WAY_OF[word])
         return ways
 
-    def _gone_that_way(self, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
+    def _undergone(self, text_words: list[str], term: Term) -> set[str]:
+        """The ways an act in the passive sends what undergoes it, by its particle or a phrasal verb for it among
+        its commonest senses' words: "gets knocked down", "gets decked" (knock down), "is carried off": down, down,
+        away. None for an act that is not in the passive."""
+        first, *particle = term.text.split()
+        at = text_words.index(first) if first in text_words else -1
+        if at < 1 or text_words[at - 1] not in _PASSIVE or first in self.wordnet.base_forms(first, "v"):
+            return set()
+        if particle:
+            return {_WAY_OF[word] for word in particle if word in _WAY_OF}
+        phrasal = (word.split("_") for sense in term.senses.get("v", ())[:3]
+                   for word in self.wordnet.synset(sense).words)
+        return {_WAY_OF[parts[1]] for parts in phrasal if len(parts) == 2 and parts[1] in _WAY_OF}
+
+    def _gone_that_way(self, asked: str, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
         """Pairs of an asked act that is a plain word for going one way ("leaves", "gets out", "comes in") and a
-        described verb of moving that goes that way ("pulls away", "climbs out", "walks in"): a way of doing it."""
-        said_words = words(said)
-        asked_ways = [(term, self._ways_asked(term)) for term in asked_terms if term.act]
+        described verb of moving that goes that way ("pulls away", "climbs out", "walks in"): a way of doing it.
+        An act in the passive goes the way it sends what undergoes it: "gets decked" is going down, and "is knocked
+        down" says "falls"."""
+        asked_words, said_words = words(asked), words(said)
+        asked_ways = [(term, self._ways_asked(term) | self._undergone(asked_words, term))
+                      for term in asked_terms if term.act]
         if not any(ways for _, ways in asked_ways):
             return []
         movers = [term for term in said_terms if term.act]
         acts = {term.text.split()[0] for term in movers}
         found = []
         for mover in movers:
-            ways = self._ways_said(said_words, mover, acts - {mover.text.split()[0]})
+            ways = self._ways_said(said_words, mover, acts - {mover.text.split()[0]}) | \
+                self._undergone(said_words, mover)
             found += [(term, mover) for term, asked in asked_ways if asked & ways]
         return found
 
