@@ -622,7 +622,7 @@ class LexicalAligner:
                     found = (_KIND_CREDIT, None)
                 if found == (0.0, None) and self._compound_head(said, asked):  # "the case", for the suitcase
                     found = (_GLOSS_MORE_GENERAL, None)
-                if found == (0.0, None) and self._role_and_look(asked, said):
+                if found == (0.0, None) and (self._role_and_look(asked, said) or self._animal_by_role(asked, said)):
                     found = (_PERSON_BY_LOOK_CREDIT, None)
                 if found == (0.0, None) and (len({self._people(asked), self._people(said)} - {None}) == 2
                                              or self._group_and_member(asked, said)):
@@ -717,6 +717,15 @@ class LexicalAligner:
         by its kind ("dog" is a canine too)."""
         parents = self._links(sense, "@")
         return bool(parents) and all(self._animal in self._ancestors(parent, 1) for parent in parents)
+
+    def _animal_by_role(self, asked: Term, said: Term) -> bool:
+        """One word names an animal by what it is to people ("a stray", "the pet"), the other by its kind ("a single
+        sheep", "the dog"): the same animal may be both, though the words do not say so."""
+        one, other = asked.senses.get("n", ())[:1], said.senses.get("n", ())[:1]
+        if not one or not other or asked.act or said.act or self._by_role(one[0]) == self._by_role(other[0]):
+            return False
+        kind = other[0] if self._by_role(one[0]) else one[0]
+        return self._animal in self._ancestors(kind, _KIND_STEPS)
 
     def _defined_as(self, sense: str, other: str) -> bool:
         """``sense``'s whole definition is a word or a choice of words ("a boy or man"), one of them a word of
