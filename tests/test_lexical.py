@@ -650,6 +650,16 @@ def test_an_animal_named_by_what_it_is_to_people_is_said_in_part_by_its_kind(ali
     assert "stray" in aligner.align("the stray runs", "The man runs.").missing
 
 
+def test_a_noun_for_an_act_goes_the_way_its_word_says(aligner):
+    """"The knockdown" (a blow that knocks the opponent off his feet: down), "the breakaway" (away), "the walkout"
+    (out): a described verb of moving that goes that way says it. Another act of the scene does not."""
+    knockdown = aligner.align("knockdown", "The blue boxer goes down to the canvas.")
+    assert ("knockdown", "goes down", 0.75) in knockdown.aligned, knockdown.explain()
+    assert ("breakaway", "ride away", 0.75) in aligner.align("the breakaway", "Two riders ride away.").aligned
+    assert ("walkout", "walk out of", 0.75) in aligner.align("the walkout", "Workers walk out of the factory.").aligned
+    assert "knockdown" in aligner.align("the knockdown", "The boxer throws a punch.").missing
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

@@ -1085,6 +1085,11 @@ class LexicalAligner:
                 ways.add(_WAY_OF[word])
         return ways
 
+    def _phrasal_ways(self, senses: Sequence[str]) -> set[str]:
+        """The ways the phrasal verbs among these senses' words go ("knock_down": down)."""
+        phrasal = (word.split("_") for sense in senses for word in self.wordnet.synset(sense).words)
+        return {_WAY_OF[parts[1]] for parts in phrasal if len(parts) == 2 and parts[1] in _WAY_OF}
+
     def _undergone(self, text_words: list[str], term: Term) -> set[str]:
         """The ways an act in the passive sends what undergoes it, by its particle or a phrasal verb for it among
         its commonest senses' words: "gets knocked down", "gets decked" (knock down), "is carried off": down, down,
@@ -1095,18 +1100,28 @@ class LexicalAligner:
             return set()
         if particle:
             return {_WAY_OF[word] for word in particle if word in _WAY_OF}
-        phrasal = (word.split("_") for sense in term.senses.get("v", ())[:3]
-                   for word in self.wordnet.synset(sense).words)
-        return {_WAY_OF[parts[1]] for parts in phrasal if len(parts) == 2 and parts[1] in _WAY_OF}
+        return self._phrasal_ways(term.senses.get("v", ())[:3])
+
+    def _ways_named(self, term: Term) -> set[str]:
+        """The way the act a noun names goes, by the particle it ends in or its verb's phrasal words: "the
+        knockdown" (down), "the breakaway" (away), "the walkout" (out). Only for a noun whose commonest sense is an
+        act or an event."""
+        nouns = term.senses.get("n", ())[:1]
+        if term.act or not nouns or self.wordnet.synset(nouns[0]).lexname not in _ACT_NOUNS:
+            return set()
+        word = term.text.replace("-", "")
+        ways = {_WAY_OF[way] for way in _WAY_OF if word.endswith(way) and len(word) - len(way) >= 3
+                and self.wordnet.senses(word[: -len(way)], "v", 1)}
+        return ways | self._phrasal_ways([v for v in self._links(nouns[0], "+") if v.startswith("v:")])
 
     def _gone_that_way(self, asked: str, asked_terms, said: str, said_terms) -> list[tuple[Term, Term]]:
         """Pairs of an asked act that is a plain word for going one way ("leaves", "gets out", "comes in") and a
         described verb of moving that goes that way ("pulls away", "climbs out", "walks in"): a way of doing it.
         An act in the passive goes the way it sends what undergoes it: "gets decked" is going down, and "is knocked
-        down" says "falls"."""
+        down" says "falls"; a noun for an act the way its word says ("the knockdown": down)."""
         asked_words, said_words = words(asked), words(said)
-        asked_ways = [(term, self._ways_asked(term) | self._undergone(asked_words, term))
-                      for term in asked_terms if term.act]
+        asked_ways = [(term, self._ways_asked(term) | self._undergone(asked_words, term)) if term.act
+                      else (term, self._ways_named(term)) for term in asked_terms]
         if not any(ways for _, ways in asked_ways):
             return []
         movers = [term for term in said_terms if term.act]
