@@ -660,6 +660,23 @@ def test_a_noun_for_an_act_goes_the_way_its_word_says(aligner):
     assert "knockdown" in aligner.align("the knockdown", "The boxer throws a punch.").missing
 
 
+def test_any_verb_of_moving_with_a_particle_of_leaving_or_coming_in_goes_that_way(aligner):
+    """"Rushes out" and "creeps in" go out and in whatever their manner, as "walks out of the shop" and "walks into
+    the kitchen" do. "Off" is left to plain verbs of going: "jumps off the train" is from a surface, not away."""
+    rushes = aligner.align("the man rushes out", "The man walks out of the shop.")
+    assert ("rushes out", "walks out of", 0.75) in rushes.aligned, rushes.explain()
+    assert ("creeps in", "walks into", 0.75) in aligner.align("the cat creeps in", "The cat walks into the hall.").aligned
+    jumps = aligner.align("the man jumps off the train", "The train pulls away and leaves the station.")
+    assert "jumps off" in jumps.missing, jumps.explain()
+
+
+def test_a_part_of_a_thing_does_not_deny_the_thing(aligner):
+    """A porch is part of the house: walking away from the porch is no other building, though it does not say the
+    house either."""
+    porch = aligner.align("the driver goes away from the house", "The delivery man walks away from the porch.")
+    assert not porch.conflicts and "house" in porch.missing, porch.explain()
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

@@ -82,6 +82,9 @@ _WAY_OF = {"in": "in", "into": "in", "inside": "in", "indoors": "in", "out": "ou
 _PLAIN_GOING = frozenset("get go come move head".split())
 # Words before a verb in the passive ("gets knocked down", "is carried off").
 _PASSIVE = frozenset("is are was were be been being get gets got gotten getting".split())
+# Particles of leaving or coming in, which any verb of moving says whatever its manner ("runs away" / "walks away";
+# not "off", which is as often from a surface: "jumps off the train").
+_LEAVING_WAYS = frozenset({"away", "out", "in"})
 # How far after a verb of moving the way it goes is looked for, and the words that end its clause first.
 _WAY_REACH = 6
 # Phrasal verbs that switch a machine on or off ("the floodlight turns on" / "the security light comes on"). Not "goes
@@ -947,6 +950,8 @@ class LexicalAligner:
             return None
         if a in self._ancestors(s, _RELATED_KIND_STEPS) or s in self._ancestors(a, _RELATED_KIND_STEPS):
             return None
+        if a in self._links(s, _WHOLE) or s in self._links(a, _WHOLE):
+            return None  # a porch is part of the house, not another building
         first, second = self.wordnet.synset(a), self.wordnet.synset(s)
         if self._by_role(a) or self._by_role(s):
             return None  # a stray, a pet: what an animal is to people, which any kind of animal may be
@@ -1066,8 +1071,9 @@ class LexicalAligner:
         senses = set(term.senses.get("v", ())[:2])
         ways = {way for way, targets in self._way_acts.items() if targets & senses}
         verb, *particle = term.text.split()
-        if len(particle) == 1 and particle[0] in _WAY_OF and \
-                set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING:
+        if len(particle) == 1 and particle[0] in _WAY_OF and (
+                set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING
+                or particle[0] in _LEAVING_WAYS and self._moves(verb)):
             ways.add(_WAY_OF[particle[0]])
         return ways
 
