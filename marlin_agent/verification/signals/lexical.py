@@ -1065,12 +1065,21 @@ class LexicalAligner:
         return any(sense in self._moving or self._moving & self._ancestors(sense, _ANCESTOR_STEPS).keys()
                    for base in self.wordnet.base_forms(word, "v") for sense in self.wordnet.senses(base, "v", 3))
 
-    def _ways_asked(self, term: Term) -> set[str]:
-        """The ways an asked act is a plain word for going: by its commonest senses ("leaves": away, out; "enters":
-        in), or a plain verb of going and its particle ("gets on": on, "comes in": in, "runs away": away)."""
+    def _ways_by_sense(self, term: Term) -> set[str]:
+        """The ways an act is a plain word for going by its commonest senses ("leaves": away, out; "enters": in;
+        "drives off", leave: away)."""
         senses = set(term.senses.get("v", ())[:2])
-        ways = {way for way, targets in self._way_acts.items() if targets & senses}
+        return {way for way, targets in self._way_acts.items() if targets & senses}
+
+    def _ways_asked(self, term: Term, asked_words: list[str]) -> set[str]:
+        """The ways an asked act is a plain word for going: by its commonest senses, or a plain verb of going and its
+        particle ("gets on": on, "comes in": in, "runs away": away), or any verb of moving with a particle of leaving
+        or coming in, part of its collocation or the word after it ("rushes out", "flies away")."""
+        ways = self._ways_by_sense(term)
         verb, *particle = term.text.split()
+        if not particle and verb in asked_words and asked_words[asked_words.index(verb) + 1:][:1] and \
+                asked_words[asked_words.index(verb) + 1] in _LEAVING_WAYS:
+            particle = [asked_words[asked_words.index(verb) + 1]]
         if len(particle) == 1 and particle[0] in _WAY_OF and (
                 set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING
                 or particle[0] in _LEAVING_WAYS and self._moves(verb)):
@@ -1078,12 +1087,14 @@ class LexicalAligner:
         return ways
 
     def _ways_said(self, said_words: list[str], mover: Term, acts: set[str]) -> set[str]:
-        """The ways a described verb of moving goes: its particle, or a word for a way later in its clause
-        ("walks through the front door into the hall": in; "jumps up onto the sofa": up, on)."""
+        """The ways a described act goes: a plain word for going by its senses ("takes off": away), or a verb of
+        moving by its particle or a word for a way later in its clause ("walks through the front door into the
+        hall": in; "jumps up onto the sofa": up, on)."""
+        ways = self._ways_by_sense(mover)
         verb = mover.text.split()[0]
         if verb not in said_words or not self._moves(verb):
-            return set()
-        ways = {_WAY_OF[word] for word in mover.text.split()[1:] if word in _WAY_OF}
+            return ways
+        ways |= {_WAY_OF[word] for word in mover.text.split()[1:] if word in _WAY_OF}
         for word in said_words[said_words.index(verb) + 1:][:_WAY_REACH]:
             if word in _CLAUSE_ENDS or word in acts:
                 break
@@ -1126,7 +1137,7 @@ class LexicalAligner:
         An act in the passive goes the way it sends what undergoes it: "gets decked" is going down, and "is knocked
         down" says "falls"; a noun for an act the way its word says ("the knockdown": down)."""
         asked_words, said_words = words(asked), words(said)
-        asked_ways = [(term, self._ways_asked(term) | self._undergone(asked_words, term)) if term.act
+        asked_ways = [(term, self._ways_asked(term, asked_words) | self._undergone(asked_words, term)) if term.act
                       else (term, self._ways_named(term)) for term in asked_terms]
         if not any(ways for _, ways in asked_ways):
             return []
