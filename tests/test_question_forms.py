@@ -561,7 +561,9 @@ _VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asl
           ("open", "opens", "the door"), ("knock", "knocks", "the mug off the table"), ("cross", "crosses", "the road"),
           ("catch", "catches", "the ball"), ("get", "gets", "on the sofa"), ("wave", "waves", "at the camera"),
           ("pick", "picks", "up the box"), ("split", "splits", "open"), ("go", "goes", "wild"),
-          ("get", "gets", "knocked down"), ("swing", "swings", "shut"), ("walk", "walks", "in")]
+          ("get", "gets", "knocked down"), ("swing", "swings", "shut"), ("walk", "walks", "in"),
+          ("say", "says", "when the homework is due"), ("ask", "asks", "where he is going"),
+          ("explain", "explains", "how long it takes"), ("shout", "shouts", "that time is up")]
 _PARTICIPLES = [("kicked", "into the net"), ("left", "at the door"), ("stolen", "from the porch"),
                 ("carried", "inside"), ("seen", "on screen")]
 

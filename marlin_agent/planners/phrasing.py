@@ -52,6 +52,9 @@ _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "d
 _AUXILIARIES = "does|do|did|is|are|was|were|has|have|had|will|would|can|could"
 _IRREGULAR = {"have": "has", "do": "does", "go": "goes", "be": "is"}
 _RELATIVES = {"who", "that", "which", "whose"}
+# Words that open a clause a verb takes ("says | when the homework is due", "asks | where he is going"). Not "that",
+# which as often tells a noun apart ("the car that | stops").
+_CLAUSE_OPENERS = {"when", "where", "how", "what", "why", "whether", "if"}
 _JOINING = {"and", "or"}
 _BE_OR_HAVE = {"is", "are", "was", "were", "has", "have", "had"}
 _PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "outside", "into", "onto", "through",
@@ -186,8 +189,10 @@ def verb_position(words: list[str]) -> int | None:
             at += 1
             continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
-        # "come running", "keep walking": the word before an -ing form is the verb.
-        telling = following in _TELLING or (following.endswith("ing") and following not in _ING_NOT_PARTICIPLE)
+        # "come running", "keep walking": the word before an -ing form is the verb; "say when", "explain how": the
+        # word before a clause it takes.
+        telling = following in _TELLING or following in _CLAUSE_OPENERS or (
+            following.endswith("ing") and following not in _ING_NOT_PARTICIPLE)
         if _takes_complement(word, following) or (telling and not looks_plural(word) and word not in _DESCRIBING):
             return at
         at += 1
