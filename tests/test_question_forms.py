@@ -563,7 +563,8 @@ _VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asl
           ("pick", "picks", "up the box"), ("split", "splits", "open"), ("go", "goes", "wild"),
           ("get", "gets", "knocked down"), ("swing", "swings", "shut"), ("walk", "walks", "in"),
           ("say", "says", "when the homework is due"), ("ask", "asks", "where he is going"),
-          ("explain", "explains", "how long it takes"), ("shout", "shouts", "that time is up")]
+          ("explain", "explains", "how long it takes"), ("shout", "shouts", "that time is up"),
+          ("drink", "drinks", "water"), ("play", "plays", "football"), ("buy", "buys", "bread and milk")]
 _PARTICIPLES = [("kicked", "into the net"), ("left", "at the door"), ("stolen", "from the porch"),
                 ("carried", "inside"), ("seen", "on screen")]
 
@@ -592,6 +593,17 @@ def test_every_form_asks_about_the_same_event_phrase_as_a_when_question(subject,
 def test_a_rewritten_be_question_puts_is_after_its_subject(subject, participle):
     done, rest = participle
     assert read_question(f"when is {subject} {done} {rest}?").target == f"{subject} is {done} {rest}"
+
+
+@pytest.mark.parametrize("question, target", [
+    ("when does the dog jump up and bark?", "the dog jumps up and barks"),
+    ("when does the man fix the tyre and drive away?", "the man fixes the tyre and drives away"),
+    ("when does the man eat fish and chips?", "the man eats fish and chips"),
+    ("when does the bus driver wave?", "the bus driver waves"),
+    ("when does the school bus leave?", "the school bus leaves"),
+])
+def test_two_verbs_are_each_inflected_and_a_thing_after_a_verb_is_not(question, target):
+    assert read_question(question).target == target
 
 
 @pytest.mark.parametrize("question, target", [

@@ -64,6 +64,13 @@ _PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "out
 _DESCRIBING = {"red", "green", "blue", "yellow", "white", "black", "purple", "orange", "pink", "brown", "grey",
                "gray", "big", "small", "little", "large", "old", "young", "tall", "short", "long", "new", "first",
                "second", "last", "other", "striped", "spotted", "hooded", "masked", "armed", "wounded", "tired"}
+# Common verbs that take a thing with no article after them ("buy bread", "play football", "drink water"): before
+# the last word of a do-question, the verb.
+_TAKES_AN_OBJECT = frozenset("""
+buy sell eat drink play cook make bake serve pour spill drop carry bring take grab hold lift move push pull throw catch
+kick hit score read write draw paint watch see wash clean fix pack load unload deliver order pay count sort stack
+fill empty boil fry chop cut slice mix stir taste smell feed pick plant water collect share steal hide find lose win
+""".split())
 # Said of a subject after "is": "is the red circle visible", "is the door open".
 _AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "backward", "backwards", "together",
                     "quickly", "slowly", "home", "around"}
@@ -171,6 +178,11 @@ def _past_relative(words: list[str], at: int) -> int:
 
 def verb_position(words: list[str]) -> int | None:
     """Where the verb is in "<subject> <verb> ...", after a do-question lost its auxiliary."""
+    return _verb_before_its_object(words, _scanned_verb_position(words))
+
+
+def _scanned_verb_position(words: list[str]) -> int | None:
+    """The first word after the subject that a verb's usual followers follow (see ``verb_position``)."""
     if not words:
         return None
     if words[0].lower() in _PRONOUNS:
@@ -198,6 +210,21 @@ def verb_position(words: list[str]) -> int | None:
         at += 1
     # No telling word after it: the word after the head noun ("the car | change lanes").
     return start + 1 if start + 1 < len(words) else None
+
+
+def _verb_before_its_object(words: list[str], at: int | None) -> int | None:
+    """The verb where ``verb_position`` took the last word for want of a word after it: a common verb before it
+    takes it as its object ("the woman | buy | bread", "the man | play | football and cricket"), where a word
+    before the last that is no common verb leaves the last word the verb ("the bus driver | wave")."""
+    if at is None or at != len(words) - 1:
+        return at
+    for before in range(at - 1, 0, -1):
+        word = words[before].lower()
+        if word in _TAKES_AN_OBJECT and words[before - 1].lower() not in _DETERMINERS | _DESCRIBING:
+            return before
+        if word not in _JOINING and looks_plural(word) or word in _DETERMINERS | _PREPOSITIONS | _RELATIVES:
+            return at
+    return at
 
 
 def _be_position(words: list[str]) -> int:
@@ -257,16 +284,26 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
 
 def _verbs(words: list[str]) -> list[int]:
     """Where the verbs are in "<subject> <verb> ...": one, or two joined by "and" / "or" ("the dog | jump | and |
-    bark |"). A noun phrase is never joined this way: "the cat and the dog" has a determiner after "and"."""
+    bark |", "the man | fix | the tyre and | drive | away"). A noun phrase is never joined this way: "the cat and the
+    dog" has a determiner after "and"."""
     at = verb_position(words)
     if at is None:
         return []
     if at >= 3 and words[at - 1].lower() in _JOINING and words[at - 2].lower() not in _DETERMINERS | _DESCRIBING:
         return [at - 2, at]
-    if at + 2 < len(words) and words[at + 1].lower() in _JOINING \
-            and words[at + 2].lower() not in _DETERMINERS | _PRONOUNS | _DESCRIBING:
-        return [at, at + 2]
-    return [at]
+    joined = next((i for i in range(at + 1, len(words) - 1) if words[i].lower() in _JOINING), None)
+    if joined is None:
+        return [at]
+    second = words[joined + 1].lower()
+    following = words[joined + 2].lower() if joined + 2 < len(words) else ""
+    # "jump | and | bark", "jump up | and | bark", "fix the tyre | and | drive away": the word after "and" is a
+    # second verb where nothing names a thing there and what follows it is what follows a verb ("buy bread and
+    # milk" joins two things).
+    particles_only = all(word.lower() in _AFTER_VERB - _DETERMINERS for word in words[at + 1: joined])
+    if second in _DETERMINERS | _PRONOUNS | _DESCRIBING or looks_plural(second) or not (
+            particles_only or following and following in _TELLING or _doing(following)):
+        return [at]
+    return [at, joined + 1]
 
 
 def _seen(text: str) -> str:
