@@ -556,7 +556,7 @@ def test_a_repeat_told_in_other_words_is_still_counted():
 
 _SUBJECTS = ["the dog", "a doctor", "the red car", "the girl by the window", "the man in the red coat", "the old cook",
              "a courier", "the tall player", "the man's dog", "someone's luggage", "the boss's car", "the players' coach",
-             "the woman in the blue dress", "the bus driver"]
+             "the woman in the blue dress", "the bus driver", "the woman carrying bags", "the man wearing a red hat"]
 _VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asleep"), ("turn", "turns", "left"),
           ("open", "opens", "the door"), ("knock", "knocks", "the mug off the table"), ("cross", "crosses", "the road"),
           ("catch", "catches", "the ball"), ("get", "gets", "on the sofa"), ("wave", "waves", "at the camera"),

@@ -197,6 +197,9 @@ def _scanned_verb_position(words: list[str]) -> int | None:
         if word in _RELATIVES and at + 1 < len(words):  # "the boy who is wearing a red hat | falls off his bike"
             at = _past_relative(words, at)
             continue
+        if _doing(word) and at + 1 < len(words):  # "the woman wearing a red coat | crosses": a do-question's verb
+            at = _past_relative(words, at - 1)  # is never its -ing form; this one tells the subject apart
+            continue
         if word in _JOINING:  # "the cat and | the dog play": it joins two of whatever is on either side
             at += 1
             continue
@@ -244,6 +247,15 @@ def _be_position(words: list[str]) -> int:
             if after < len(words) and said_of(words[after].lower()):
                 return after
             return at
+        if _doing(word) and word not in ("being", "having") and at + 1 < len(words):
+            # "the woman carrying bags | kicked": an -ing form with a thing after it tells the subject apart when
+            # what is said of the subject follows; else it is what is said ("the dog | running around").
+            for after in range(at + 1, min(len(words), at + 5)):
+                later = words[after].lower()
+                if later in _PREPOSITIONS:
+                    break
+                if said_of(later) and not _doing(later):
+                    return after
         if said_of(word):
             return at
         if word in _DESCRIBING and (at == len(words) - 1 or words[at + 1].lower() in _PREPOSITIONS):
@@ -274,8 +286,9 @@ def undo_inversion(auxiliary: str, rest: str) -> str:
         at = verbs[0] if verbs else None
         subject = {w.lower() for w in words[: at or 0]}
         # Whether the subject is plural is its head's to say, not a phrase that tells it apart ("the woman who
-        # sells flowers", "the man with two dogs").
-        head = next((i for i in range(1, at or 0) if words[i].lower() in _PREPOSITIONS | _RELATIVES), at)
+        # sells flowers", "the man with two dogs", "the woman carrying bags").
+        head = next((i for i in range(1, at or 0) if words[i].lower() in _PREPOSITIONS | _RELATIVES
+                     or _doing(words[i])), at)
         if at is None or subject & (_PLURAL_SUBJECTS | {"and"}) or any(looks_plural(w) for w in words[1:head]):
             return rest
         return " ".join(_third_person(word) if i in verbs else word for i, word in enumerate(words))
