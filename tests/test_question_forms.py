@@ -601,6 +601,7 @@ def test_a_rewritten_be_question_puts_is_after_its_subject(subject, participle):
     ("when does the man eat fish and chips?", "the man eats fish and chips"),
     ("when does the bus driver wave?", "the bus driver waves"),
     ("when does the school bus leave?", "the school bus leaves"),
+    ("when does the train leave platform two?", "the train leaves platform two"),
 ])
 def test_two_verbs_are_each_inflected_and_a_thing_after_a_verb_is_not(question, target):
     assert read_question(question).target == target

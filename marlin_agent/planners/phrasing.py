@@ -70,7 +70,9 @@ _TAKES_AN_OBJECT = frozenset("""
 buy sell eat drink play cook make bake serve pour spill drop carry bring take grab hold lift move push pull throw catch
 kick hit score read write draw paint watch see wash clean fix pack load unload deliver order pay count sort stack
 fill empty boil fry chop cut slice mix stir taste smell feed pick plant water collect share steal hide find lose win
+leave enter reach board join visit take
 """.split())
+_NUMBER = re.compile(r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)$", re.IGNORECASE)
 # Said of a subject after "is": "is the red circle visible", "is the door open".
 _AFTER_VERB_ALSO = {"left", "right", "apart", "asleep", "awake", "forward", "backward", "backwards", "together",
                     "quickly", "slowly", "home", "around"}
@@ -216,11 +218,11 @@ def _scanned_verb_position(words: list[str]) -> int | None:
 
 
 def _verb_before_its_object(words: list[str], at: int | None) -> int | None:
-    """The verb where ``verb_position`` took the last word for want of a word after it: a common verb before it
-    takes it as its object ("the woman | buy | bread", "the man | play | football and cricket"), where a word
-    before the last that is no common verb leaves the last word the verb ("the bus driver | wave")."""
-    if at is None or at != len(words) - 1:
-        return at
+    """The verb where ``verb_position`` took the last word for want of a word after it (or a number after it): a
+    common verb before it takes it as its object ("the woman | buy | bread", "the train | leave | platform two"),
+    where a word before the last that is no common verb leaves the last word the verb ("the bus driver | wave")."""
+    if at is None or not all(_NUMBER.match(word) for word in words[at + 1:]):
+        return at  # "leave | platform two": a number names the thing before it
     for before in range(at - 1, 0, -1):
         word = words[before].lower()
         if word in _TAKES_AN_OBJECT and words[before - 1].lower() not in _DETERMINERS | _DESCRIBING:
