@@ -106,6 +106,10 @@ def test_between_reads_both_anchors_and_a_why_question_is_named_not_answered_as_
     ("how many times can you spot a bird land on the feeder", "count", "a bird lands on the feeder", None),
     ("when do we see the dogs jumping?", "when", "the dogs are jumping", None),
     ("when can you see the man come running?", "when", "the man comes running", None),
+    # nor is where it is looked for
+    ("in the video, when does the dog bark?", "when", "the dog barks", None),
+    ("when does the dog in the clip bark?", "when", "the dog barks", None),
+    ("during the clip, what happens after the goal?", "after", None, "the goal"),
     # other ways of asking when
     ("I want to know when the singer jumps into the crowd", "when", "the singer jumps into the crowd", None),
     ("where in the video does the man fall?", "when", "the man falls", None),

@@ -25,6 +25,9 @@ _WHEN = re.compile(r"^\s*(?:when|where|whereabouts|at what (?:time|point|timesta
                    r"what (?:time|timestamp|second|minute)|at which (?:point|moment|time|second)|"
                    r"in which (?:part|section|bit|moment) of the (?:video|clip|footage|recording))\s+(?:exactly\s+)?"
                    r"(?:in (?:the|this) (?:video|clip|footage|recording)\s+)?", re.IGNORECASE)
+# Where the event is looked for is not the event: "in the video, when does ...", "the dog in the clip barks".
+_FRAMING = re.compile(r"(?:^|,?\s+)(?:in|during|throughout)\s+(?:the|this)\s+(?:video|clip|footage|recording)\b,?",
+                      re.IGNORECASE)
 # Who watches is not the event: "do we see the goalkeeper dive", "can you spot a bird land" ask for the dive, the
 # landing.
 _SEEING = re.compile(r"^(?:(?:we|you|i|one)\s+(?:can\s+|could\s+)?)?(?:see|spot|watch|notice|observe)\s+(?P<seen>.+)$",
@@ -340,11 +343,16 @@ def _doing(word: str) -> bool:
     return lowered.endswith("ing") and lowered not in _ING_NOT_PARTICIPLE
 
 
+def unframed(question: str) -> str:
+    """``question`` without where the event is looked for ("in the video, when does ...", "the dog in the clip")."""
+    return re.sub(r"\s+", " ", _FRAMING.sub(" ", question)).strip()
+
+
 def event_description(question: str) -> str:
     """The event a question asks about, as a plain declarative sentence."""
     # Only the punctuation goes first: "appear" or "happen" at the end is the verb the inversion
     # needs to find ("does the red circle appear"), and is dropped after it.
-    text = re.sub(r"\s*[?.!]+\s*$", "", _LEADING.sub("", question.strip()))
+    text = re.sub(r"\s*[?.!]+\s*$", "", _LEADING.sub("", unframed(question)))
     asked = _WHEN.match(text)
     if asked:
         text = text[asked.end():]

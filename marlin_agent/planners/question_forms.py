@@ -23,6 +23,7 @@ from marlin_agent.planners.phrasing import (
     one_of,
     singular,
     undo_inversion,
+    unframed,
     verb_position,
     with_article,
 )
@@ -213,7 +214,7 @@ def _counted(rest: str) -> str:
 
 def read_question(question: str) -> QuestionPlan:
     """The form of ``question`` and the events in it (rule-based; the LLM planner uses the same plan)."""
-    asked = question.lower() if question.isupper() else question  # "WHEN DOES THE DOG JUMP"
+    asked = unframed(question.lower() if question.isupper() else question)  # "WHEN DOES THE DOG JUMP"
     text = _clean(_IF_AT_ALL.sub("", _clean(_ASKING.sub("", _ASIDE.sub(" ", _AT_ANY_POINT.sub("", asked))))))
     if not text:
         return QuestionPlan(form="when", target=question.strip())
