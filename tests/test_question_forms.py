@@ -568,7 +568,8 @@ _VERBS = [("come", "comes", "running down the corridor"), ("fall", "falls", "asl
           ("get", "gets", "knocked down"), ("swing", "swings", "shut"), ("walk", "walks", "in"),
           ("say", "says", "when the homework is due"), ("ask", "asks", "where he is going"),
           ("explain", "explains", "how long it takes"), ("shout", "shouts", "that time is up"),
-          ("drink", "drinks", "water"), ("play", "plays", "football"), ("buy", "buys", "bread and milk")]
+          ("drink", "drinks", "water"), ("play", "plays", "football"), ("buy", "buys", "bread and milk"),
+          ("talk", "talks", "about the weather"), ("say", "says", '"well done"')]
 _PARTICIPLES = [("kicked", "into the net"), ("left", "at the door"), ("stolen", "from the porch"),
                 ("carried", "inside"), ("seen", "on screen")]
 

@@ -49,7 +49,7 @@ _DETERMINERS = {"the", "a", "an", "my", "our", "your", "his", "her", "their", "i
 # is likely the verb ("the cook whisk | the eggs", "the bear come | out of").
 _AFTER_VERB = _DETERMINERS | {"in", "into", "out", "off", "on", "onto", "up", "down", "over", "away", "back", "to",
                               "from", "at", "across", "through", "past", "around", "with", "by", "for", "under",
-                              "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
+                              "about", "again", "her", "him", "them", "it", "us", "me", "itself", "himself", "herself",
                               "red", "green"}
 # The auxiliaries a question may open with, each put back after its subject by ``undo_inversion``.
 _AUXILIARIES = "does|do|did|is|are|was|were|has|have|had|will|would|can|could"
@@ -58,6 +58,7 @@ _RELATIVES = {"who", "that", "which", "whose"}
 # Words that open a clause a verb takes ("says | when the homework is due", "asks | where he is going"). Not "that",
 # which as often tells a noun apart ("the car that | stops").
 _CLAUSE_OPENERS = {"when", "where", "how", "what", "why", "whether", "if"}
+_QUOTES = {'"', "'", "\u201c", "\u2018"}
 _JOINING = {"and", "or"}
 _BE_OR_HAVE = {"is", "are", "was", "were", "has", "have", "had"}
 _PREPOSITIONS = {"on", "in", "at", "by", "near", "under", "over", "inside", "outside", "into", "onto", "through",
@@ -209,9 +210,9 @@ def _scanned_verb_position(words: list[str]) -> int | None:
             at += 1
             continue
         following = words[at + 1].lower() if at + 1 < len(words) else ""
-        # "come running", "keep walking": the word before an -ing form is the verb; "say when", "explain how": the
-        # word before a clause it takes.
-        telling = following in _TELLING or following in _CLAUSE_OPENERS or (
+        # "come running", "keep walking": the word before an -ing form is the verb; "say when", "explain how", 'say
+        # "well done"': the word before a clause or a quote it takes.
+        telling = following in _TELLING or following in _CLAUSE_OPENERS or following[:1] in _QUOTES or (
             following.endswith("ing") and following not in _ING_NOT_PARTICIPLE)
         if _takes_complement(word, following) or (telling and not looks_plural(word) and word not in _DESCRIBING):
             return at
