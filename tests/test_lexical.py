@@ -633,12 +633,18 @@ def test_a_described_word_in_the_rare_sense_the_asked_word_names_says_it(aligner
 
 def test_an_act_in_the_passive_goes_the_way_it_sends_what_undergoes_it(aligner):
     """"Gets decked" is WordNet's "knock down": who is decked goes down, as "goes down to the canvas" says; "is
-    knocked down" says "falls" the other way round. Only in the passive: "decks the hall" sends nothing down."""
+    knocked down" says "falls" the other way round; what "is put into the oven" goes in, the way its clause says
+    (before a phrasal synonym: pouring is also "pour out"). Only in the passive: "decks the hall" sends nothing
+    down."""
     decked = aligner.align("the man in blue gets decked", "The blue boxer goes down to the canvas.")
     assert ("decked", "goes down", 0.75) in decked.aligned, decked.explain()
     knocked = aligner.align("the boxer falls", "The blue boxer is knocked down by a hook.")
     assert ("falls", "knocked down", 0.75) in knocked.aligned, knocked.explain()
     assert "decks" in aligner.align("the man decks the hall", "A man comes down the stairs into the hall.").missing
+    put = aligner.align("the bread goes in the oven", "The tin is put into the hot oven.")
+    assert ("goes in", "put into", 0.75) in put.aligned, put.explain()
+    poured = aligner.align("the egg goes into the pan", "The beaten eggs are poured into the pan.")
+    assert ("goes into", "poured", 0.75) in poured.aligned, poured.explain()
 
 
 def test_an_animal_named_by_what_it_is_to_people_is_said_in_part_by_its_kind(aligner):

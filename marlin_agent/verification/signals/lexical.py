@@ -1108,16 +1108,27 @@ class LexicalAligner:
         return {_WAY_OF[parts[1]] for parts in phrasal if len(parts) == 2 and parts[1] in _WAY_OF}
 
     def _undergone(self, text_words: list[str], term: Term) -> set[str]:
-        """The ways an act in the passive sends what undergoes it, by its particle or a phrasal verb for it among
-        its commonest senses' words: "gets knocked down", "gets decked" (knock down), "is carried off": down, down,
-        away. None for an act that is not in the passive."""
+        """The ways an act in the passive sends what undergoes it, by its particle, the way said later in its clause
+        or a phrasal verb for it among its commonest senses' words: "gets knocked down", "is put into the oven",
+        "gets decked" (knock down): down, in, down. None for an act that is not in the passive."""
         first, *particle = term.text.split()
         at = text_words.index(first) if first in text_words else -1
-        if at < 1 or text_words[at - 1] not in _PASSIVE or first in self.wordnet.base_forms(first, "v"):
-            return set()
+        if at < 1 or text_words[at - 1] not in _PASSIVE or first.endswith("ing") or "v" not in term.senses:
+            return set()  # "is put", "gets hit": a participle like its base form is still one after "is" or "gets"
         if particle:
             return {_WAY_OF[word] for word in particle if word in _WAY_OF}
-        return self._phrasal_ways(term.senses.get("v", ())[:3])
+        return self._ways_in_clause(text_words, at) or self._phrasal_ways(term.senses.get("v", ())[:3])
+
+    @staticmethod
+    def _ways_in_clause(text_words: list[str], at: int) -> set[str]:
+        """The ways said after a verb in its clause ("is put | into the hot oven": in)."""
+        ways = set()
+        for word in text_words[at + 1:][:_WAY_REACH]:
+            if word in _CLAUSE_ENDS:
+                break
+            if word in _WAY_OF:
+                ways.add(_WAY_OF[word])
+        return ways
 
     def _ways_named(self, term: Term) -> set[str]:
         """The way the act a noun names goes, by the particle it ends in or its verb's phrasal words: "the
