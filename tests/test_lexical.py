@@ -686,6 +686,15 @@ def test_a_part_of_a_thing_does_not_deny_the_thing(aligner):
     assert not porch.conflicts and "house" in porch.missing, porch.explain()
 
 
+def test_a_plural_noun_right_before_the_act_is_the_subject_not_a_second_act(aligner):
+    """"The stage lights go out": "lights" is the lights, not lighting something, so smoke shooting up says nothing
+    of it; "kicks and runs" are still two acts."""
+    smoke = aligner.align("the stage lights go out", "Jets of white smoke shoot up from the front of the stage.")
+    assert not any(asked == "lights" for asked, _, _ in smoke.aligned), smoke.explain()
+    both = aligner.align("the boy kicks and runs", "The boy kicks the ball and runs.")
+    assert both.action == 1.0, both.explain()
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

@@ -468,21 +468,37 @@ class LexicalAligner:
     def _terms(self, text: str) -> tuple[Term, ...]:
         tokens, owners = self._tokens(_FRAMING.sub(" ", text.lower()))
         terms: list[Term] = []
+        starts: list[int] = []
         at = 0
         while at < len(tokens):
             before = "the" if at - 1 in owners else tokens[at - 1] if at else ""
             done = self._light_verb(tokens, at)
             if done is not None:
                 terms += done[0]
+                starts += [at] * len(done[0])
                 at += done[1]
                 continue
             term, size = self._collocation_term(tokens[at: at + 4], before)
             if term is None:
                 term, size = self._word_term(tokens[at], before), 1
-            at += size
             if term is not None:
                 terms.append(term)
-        return self._act_after_subject(terms)
+                starts.append(at)
+            at += size
+        return self._act_after_subject(self._subject_before_its_act(terms, starts))
+
+    @staticmethod
+    def _subject_before_its_act(terms: list[Term], starts: list[int]) -> list[Term]:
+        """A word in "-s" read as an act right before another act is the plural noun it also is, the subject's head:
+        "the stage lights | go out" (not "lights" the act), "fog cannons | blast". Nothing between them: "kicks and
+        runs" are two acts."""
+        found = list(terms)
+        for at, (term, following) in enumerate(itertools.pairwise(terms)):
+            if term.act and following.act and " " not in term.text and term.text.endswith("s") \
+                    and "n" in term.senses and starts[at + 1] == starts[at] + 1:
+                found[at] = dataclasses.replace(term, act=False,
+                                                by_pos=tuple((pos, ids) for pos, ids in term.by_pos if pos != "v"))
+        return found
 
     def _act_after_subject(self, terms: list[Term]) -> tuple[Term, ...]:
         """With no word read as the act, a verb in "-s" right after a singular first thing is the act: "the cat
