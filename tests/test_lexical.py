@@ -674,7 +674,8 @@ def test_any_verb_of_moving_with_a_particle_of_leaving_or_coming_in_goes_that_wa
     assert ("rushes out", "walks out of", 0.75) in rushes.aligned, rushes.explain()
     assert ("creeps in", "walks into", 0.75) in aligner.align("the cat creeps in", "The cat walks into the hall.").aligned
     assert ("walks away", "departs", 0.75) in aligner.align("the boy walks away", "The boy departs.").aligned
-    assert ("flies", "leaves", 0.75) in aligner.align("the bird flies away", "The bird leaves the branch.").aligned
+    flies = aligner.align("the bird flies away", "The bird leaves the branch.")
+    assert ("flies away", "leaves", 0.75) in flies.aligned and not flies.missing, flies.explain()
     arriving = aligner.align("speaker arriving", "The speaker walks onto the stage and stands at the podium.")
     assert ("arriving", "walks", 0.75) in arriving.aligned, arriving.explain()
     assert ("alighting", "get out", 0.75) in aligner.align("people alighting", "People get out of the carriages.").aligned

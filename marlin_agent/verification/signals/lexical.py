@@ -485,7 +485,20 @@ class LexicalAligner:
                 terms.append(term)
                 starts.append(at)
             at += size
-        return self._act_after_subject(self._subject_before_its_act(terms, starts))
+        return self._away_with_its_verb(self._act_after_subject(self._subject_before_its_act(terms, starts)), starts)
+
+    @staticmethod
+    def _away_with_its_verb(terms: tuple[Term, ...], starts: list[int]) -> tuple[Term, ...]:
+        """An act and the "away" right after it are one term, as a phrasal verb WordNet lists is ("hobbles away",
+        "flies away"): the way goes with its verb, and is said where a description goes that way."""
+        found: list[Term] = []
+        for at, term in enumerate(terms):
+            if found and term.text == "away" and starts[at] == starts[at - 1] + 1 and found[-1].act \
+                    and " " not in found[-1].text:
+                found[-1] = dataclasses.replace(found[-1], text=f"{found[-1].text} away")
+                continue
+            found.append(term)
+        return tuple(found)
 
     @staticmethod
     def _subject_before_its_act(terms: list[Term], starts: list[int]) -> list[Term]:
