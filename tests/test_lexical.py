@@ -699,6 +699,16 @@ def test_a_plural_noun_right_before_the_act_is_the_subject_not_a_second_act(alig
     assert both.action == 1.0, both.explain()
 
 
+def test_a_compound_noun_where_a_thing_and_its_act_stand_is_read_as_the_two(aligner):
+    """"When does the truck stop?" asks for "the truck stops", not for a truck stop: with no other act in the text, a
+    compound whose first word can act (a vehicle, an animal, a machine) and whose second is a verb in "-s" is the thing
+    and its act. "The corner kicks" stays the kicks, and "the car parks are full" the car parks."""
+    truck = aligner.align("the truck stops", "The lorry comes to a halt.")
+    assert ("stops", "halt", 1.0) in truck.aligned and truck.action == 1.0, truck.explain()
+    assert ("corner kicks", "corner kick", 1.0) in aligner.align("the corner kicks", "A corner kick is taken.").aligned
+    assert ("car parks", "car park", 1.0) in aligner.align("the car parks are full", "The car park is full.").aligned
+
+
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
     pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same

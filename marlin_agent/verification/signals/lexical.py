@@ -518,7 +518,11 @@ class LexicalAligner:
         eats", "the player scores" (each also a plural noun: food, tallies). Only with no other act: "the stage lights
         go out" keeps "go out", while "the stage lights" alone is read the same way (a description that says the
         lights says the word either way). A plural subject is left alone ("cartons slide" reads either way)."""
-        if any(term.act for term in terms) or len(terms) < 2:
+        if any(term.act for term in terms):
+            return tuple(terms)
+        if terms and (split := self._subject_and_act(terms[0])):
+            return (*split, *terms[1:])
+        if len(terms) < 2:
             return tuple(terms)
         subject, word = terms[0], terms[1]
         if "n" not in subject.senses or "v" not in word.senses or " " in word.text or word.weight <= _GENERIC_WEIGHT \
@@ -526,6 +530,26 @@ class LexicalAligner:
                 or subject.text not in self.wordnet.base_forms(subject.text, "n"):
             return tuple(terms)
         return (subject, dataclasses.replace(word, act=True), *terms[2:])
+
+    @cached_property
+    def _doers(self) -> frozenset[str]:
+        """What can do an act: living things, vehicles, machines."""
+        return frozenset({*(self.wordnet.senses(word, "n", 1)[0] for word in ("organism", "device", "machine")),
+                          *self.wordnet.senses("conveyance", "n")})  # a means of transport in one of its senses
+
+    def _subject_and_act(self, term: Term) -> tuple[Term, Term] | None:
+        """A compound noun read where a thing and its act stand, with no other act in the text: "the car parks", "the
+        bus stops", "the truck stops" (not a car park, a bus stop): its first word the thing, one that can act (a living
+        thing, a vehicle, a machine), its second, a verb in "-s", the act."""
+        first, *rest = term.text.split()
+        if len(rest) != 1 or set(term.senses) != {"n"} or not rest[0].endswith("s"):
+            return None
+        verb, noun = rest[0], self.wordnet.senses(first, "n", 1)
+        if verb in self.wordnet.base_forms(verb, "v") or not self.wordnet.base_forms(verb, "v") or not noun \
+                or not self._doers & set(self._ancestors(noun[0], _KIND_STEPS)):
+            return None  # "the corner kicks": a corner kicks nothing
+        thing, act = self._word_term(first, "the"), self._word_term(verb, first)
+        return (thing, dataclasses.replace(act, act=True)) if thing and act else None
 
     def _light_verb(self, tokens: list[str], at: int) -> tuple[list[Term], int] | None:
         """A verb that says little but takes an act named as a thing ("takes a tumble", "gives a sharp blast",
