@@ -721,7 +721,9 @@ class LexicalAligner:
                         best = max(best, credit)
                     elif s in antonyms and min(rank, other_rank) == 0:
                         conflict = "antonym"
-                    elif conflict in (None, "kin"):
+                    elif conflict in (None, "kin") and not (pos == "n" and asked.act and said.act):
+                        # two acts are not denied by what their words name as things ("hides" / "ducks": no skin,
+                        # no bird)
                         conflict = self._siblings(a, s, pos, rank, other_rank) or conflict
         if best < 0.8 and self._derived(asked, said):
             best = 0.8
