@@ -451,10 +451,12 @@ def test_an_animal_named_by_what_it_is_to_people_is_not_denied_by_a_kind_of_anim
 
 
 def test_a_closed_compound_says_its_head_word_when_both_are_of_one_kind(aligner):
-    """"suitcase" says "case" (both containers, in the sense of case a bag is); "carpet" ends in "pet" but is no
-    animal, and says nothing of one."""
+    """"suitcase" says "case" (both containers, in the sense of case a bag is), "goalkeeper" says "keeper" (both
+    people, though WordNet files the two apart); "carpet" ends in "pet" but is no animal, and says nothing of one."""
     case = aligner.align("case bursting", "A suitcase bursts open on the belt and clothes fall out.")
     assert ("case", "suitcase", 0.75) in case.aligned and not case.missing, case.explain()
+    assert ("keeper", "goalkeeper", 0.75) in aligner.align("the keeper dives", "The goalkeeper dives left.").aligned
+    assert ("goalkeeper", "keeper", 0.55) in aligner.align("the goalkeeper dives", "The keeper dives left.").aligned
     assert "pet" in aligner.align("the pet sleeps", "The carpet is red.").missing
 
 

@@ -876,7 +876,7 @@ class LexicalAligner:
     def _compound_head(self, asked: Term, said: Term) -> bool:
         """The described word is a closed compound whose head is the asked word ("suitcase" for "case",
         "floodlight" for "light"), and the two are things of one close kind in some sense of the asked word (both
-        containers; not "carpet" for "pet")."""
+        containers, or both people: "goalkeeper" for "keeper"; not "carpet" for "pet")."""
         word, other = asked.text, said.text
         if " " in word or len(word) < 3 or not other.endswith(word) or len(other) - len(word) < 3 \
                 or not self.wordnet.lookup(other[: -len(word)], "n"):
@@ -884,6 +884,9 @@ class LexicalAligner:
         compound = said.senses.get("n", ())[:1]
         if not compound:
             return False
+        if self.wordnet.synset(compound[0]).lexname == _PERSON_LEXNAME and any(
+                self.wordnet.synset(sense).lexname == _PERSON_LEXNAME for sense in self.wordnet.senses(word, "n")):
+            return True  # both people: "the keeper" may be the goalkeeper, "the man" the policeman
         near = {a for a in self._ancestors(compound[0], 2) if self.wordnet.depth(a) >= _COMPOUND_KIND_DEPTH}
         return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
 
