@@ -22,12 +22,14 @@ def test_moments_at_or_above_the_threshold_are_accepted_best_first_the_rest_reje
     assert accepted == [high, exact] and rejected == [low]
 
 
-def test_a_moment_mostly_overlapping_a_better_one_in_the_same_video_is_dropped():
+def test_a_moment_mostly_overlapping_or_inside_a_better_one_in_the_same_video_is_dropped():
     best, echo, beside = moment(10, 20, 0.9), moment(11, 20, 0.8), moment(17, 27, 0.7)
     elsewhere = moment(10, 20, 0.6, FIELD)
     accepted, rejected = decide([echo, best, beside, elsewhere], 0.5)
     # echo overlaps best by IoU 0.9 (dropped); beside by 3/17 (kept); the other video is its own.
     assert accepted == [best, beside, elsewhere] and rejected == []
+    piece = moment(12, 13.5, 0.85)  # wholly inside best: the same occurrence, however short
+    assert decide([best, piece, beside], 0.5)[0] == [best, beside]
 
 
 def test_one_occurrence_checked_twice_is_reported_where_the_caption_event_that_says_it_lies():

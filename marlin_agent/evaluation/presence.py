@@ -189,7 +189,8 @@ def decisions_at(rows: list[PresenceResult], threshold: float, score=None) -> li
     decided = []
     for row in rows:
         scored = [(score(c) if score else c.confidence, c) for c in row.candidates]
-        best = max(scored, key=lambda pair: pair[0], default=None)
+        # As the answer decides (``conclude.decide``): ties go to the earlier moment.
+        best = min(scored, key=lambda pair: (-pair[0], pair[1].start, pair[1].end), default=None)
         found = best is not None and best[0] >= threshold
         right = found and row.present and best[1].iou >= MATCH_IOU
         decided.append((row, found, right))

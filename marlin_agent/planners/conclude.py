@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment
-from marlin_agent.verification.spans import iou
+from marlin_agent.verification.spans import iou, overlap_share
 
 # An occurrence whose description says less than this share of the event (its words said, less what it
 # denies), and this much less than the best-said occurrence's, is a look-alike the other signals carried
@@ -16,6 +16,8 @@ from marlin_agent.verification.spans import iou
 # is still counted.
 LOOK_ALIKE_SAYS = 0.45
 LOOK_ALIKE_GAP = 0.3
+# A moment this much inside a better one in the same video is the same occurrence.
+CONTAINED = 0.8
 # A thing named where an asked one was ("tin" where "oven" was asked) counts as half a denial.
 _SWAP_COST = 0.5
 
@@ -51,16 +53,23 @@ def left_out(alike: list[Moment], lead: str = "Left out") -> str:
 
 
 def decide(moments: list[Moment], threshold: float) -> tuple[list[Moment], list[Moment]]:
-    """(accepted, rejected), best first; a moment overlapping a better one in the same video is dropped."""
+    """(accepted, rejected), best first; a moment overlapping a better one in the same video, or inside it, is
+    dropped."""
     accepted: list[Moment] = []
     rejected: list[Moment] = []
     # Ties go to the earlier moment, whatever order the verifications finished in.
     for moment in sorted(moments, key=lambda m: (-m.confidence, m.video.title, m.video.id, m.start, m.end)):
-        duplicate = any(m.video.id == moment.video.id and iou((m.start, m.end), (moment.start, moment.end)) > 0.5
+        duplicate = any(m.video.id == moment.video.id and _same_stretch((m.start, m.end), (moment.start, moment.end))
                         for m in accepted + rejected)
         if not duplicate:
             (accepted if moment.confidence >= threshold else rejected).append(moment)
     return accepted, rejected
+
+
+def _same_stretch(one: tuple[float, float], other: tuple[float, float]) -> bool:
+    """Two spans of one occurrence: mostly the same stretch, or one nearly all inside the other (a 1.3 s piece of
+    the fox's 8 s crossing is not a second fox)."""
+    return iou(one, other) > 0.5 or overlap_share(one, other) >= CONTAINED
 
 
 def in_time_order(moments: list[Moment]) -> list[Moment]:
