@@ -671,8 +671,7 @@ def test_a_noun_for_an_act_goes_the_way_its_word_says(aligner):
 def test_any_verb_of_moving_with_a_particle_of_leaving_or_coming_in_goes_that_way(aligner):
     """"Rushes out" and "creeps in" go out and in whatever their manner, as "walks out of the shop" and "walks into
     the kitchen" do, and as a plain word for leaving ("departs", "leaves") does; the particle may stand after the
-    verb ("flies away"). Arriving or showing up is coming in, on or up ("walks onto the stage"), alighting getting
-    out. "Off" is left to plain verbs of going: "jumps off the train" is from a surface, not away."""
+    verb ("flies away"). Arriving is coming in, on or up ("walks onto the stage"), alighting getting out. "Off" is left to plain verbs of going: "jumps off the train" is from a surface, not away."""
     rushes = aligner.align("the man rushes out", "The man walks out of the shop.")
     assert ("rushes out", "walks out of", 0.75) in rushes.aligned, rushes.explain()
     assert ("creeps in", "walks into", 0.75) in aligner.align("the cat creeps in", "The cat walks into the hall.").aligned
@@ -682,7 +681,6 @@ def test_any_verb_of_moving_with_a_particle_of_leaving_or_coming_in_goes_that_wa
     arriving = aligner.align("speaker arriving", "The speaker walks onto the stage and stands at the podium.")
     assert ("arriving", "walks", 0.75) in arriving.aligned, arriving.explain()
     assert ("alighting", "get out", 0.75) in aligner.align("people alighting", "People get out of the carriages.").aligned
-    assert ("shows up", "arrives at", 0.75) in aligner.align("the courier shows up", "A courier arrives at the door.").aligned
     jumps = aligner.align("the man jumps off the train", "The train pulls away and leaves the station.")
     assert "jumps off" in jumps.missing, jumps.explain()
 

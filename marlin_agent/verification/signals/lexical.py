@@ -1107,12 +1107,10 @@ class LexicalAligner:
         """Each way a move can go (``_WAY_OF``'s names) and WordNet's plain verbs for going that way."""
         def senses(*words: str) -> frozenset[str]:
             return frozenset(self.wordnet.senses(word, "v", 1)[0] for word in words)
-        # Arriving, or showing up, is coming in, on or up ("walks onto the stage", "pulls up outside"); alighting is
-        # getting out.
+        # Arriving is coming in, on or up ("walks onto the stage", "pulls up outside"); alighting is getting out.
         return {"away": senses("leave", "depart", "go_away", "flee", "scarper"),
-                "out": senses("exit", "leave", "alight"), "in": senses("enter", "arrive", "show_up"),
-                "on": senses("arrive", "show_up"), "up": senses("arrive", "show_up"), "back": senses("return"),
-                "down": senses("descend")}
+                "out": senses("exit", "leave", "alight"), "in": senses("enter", "arrive"), "on": senses("arrive"),
+                "up": senses("arrive"), "back": senses("return"), "down": senses("descend")}
 
     @cached_property
     def _moving(self) -> frozenset[str]:
