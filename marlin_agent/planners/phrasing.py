@@ -23,9 +23,10 @@ _LEADING = re.compile(
 )
 _WHEN = re.compile(r"^\s*(?:when|where|whereabouts|at what (?:time|point|timestamp|second|minute|moment)|"
                    r"what (?:time|timestamp|second|minute)|at which (?:point|moment|time|second)|"
-                   r"in which (?:part|section|bit|moment) of the (?:video|clip|footage|recording))\s+(?:exactly\s+)?"
-                   r"(?:in (?:the|this) (?:video|clip|footage|recording)\s+)?", re.IGNORECASE)
-# Where the event is looked for is not the event: "in the video, when does ...", "the dog in the clip barks".
+                   r"in which (?:part|section|bit|moment) of the (?:video|clip|footage|recording))\s+(?:exactly\s+)?",
+                   re.IGNORECASE)
+# Where the event is looked for is not the event: "in the video, when does ...", "when in the video does", "the dog
+# in the clip barks", "... happens in the video" (taken out before anything else is read).
 _FRAMING = re.compile(r"(?:^|,?\s+)(?:in|during|throughout)\s+(?:the|this)\s+(?:video|clip|footage|recording)\b,?",
                       re.IGNORECASE)
 # Who watches is not the event: "do we see the goalkeeper dive", "can you spot a bird land" ask for the dive, the
@@ -36,8 +37,7 @@ _SEEING = re.compile(r"^(?:(?:we|you|i|one)\s+(?:can\s+|could\s+)?)?(?:see|spot|
 # itself ("a purple star appears"): an entailment model reads a bare noun phrase ("a purple
 # star") as implied by almost any caption.
 _TRAILING = re.compile(
-    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place|"
-    r"in (?:the|this) (?:video|footage|clip|recording)))*\s*[?.!]*\s*$",
+    r"\s*(?:\b(?:happens?|happened|occurs?|occurred|takes? place))*\s*[?.!]*\s*$",
     re.IGNORECASE,
 )
 _PLURAL_SUBJECTS = {"they", "we", "you", "i", "people", "players", "both", "two", "some", "several", "many"}
@@ -74,7 +74,7 @@ _TAKES_AN_OBJECT = frozenset("""
 buy sell eat drink play cook make bake serve pour spill drop carry bring take grab hold lift move push pull throw catch
 kick hit score read write draw paint watch see wash clean fix pack load unload deliver order pay count sort stack
 fill empty boil fry chop cut slice mix stir taste smell feed pick plant water collect share steal hide find lose win
-leave enter reach board join visit take
+leave enter reach board join visit
 """.split())
 _NUMBER = re.compile(r"^(?:\d+|one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)$", re.IGNORECASE)
 # Said of a subject after "is": "is the red circle visible", "is the door open".

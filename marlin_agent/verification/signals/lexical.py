@@ -937,10 +937,8 @@ class LexicalAligner:
         return "group" if self._social_group in self._ancestors(nouns[0], _ANCESTOR_STEPS) else None
 
     def _members(self, term: Term) -> set[str]:
-        """What a group is made of in any of its senses, by WordNet's member links ("a group of sheep or goats": sheep;
-        WordNet lists that flock fifth)."""
-        if term.act:
-            return set()
+        """What a noun's group is made of in any of its senses, by WordNet's member links ("a group of sheep or
+        goats": sheep; WordNet lists that flock fifth)."""
         senses = (*term.senses.get("n", ()), *(sense for sense in term.rare if sense.startswith("n:")))
         return {member for sense in senses for member in self._links(sense, "%m")}
 
@@ -1127,7 +1125,7 @@ class LexicalAligner:
 
     def _ways_by_sense(self, term: Term) -> set[str]:
         """The ways an act is a plain word for going by its commonest senses ("leaves": away, out; "enters": in;
-        "drives off", leave: away)."""
+        "arrives": in, on, up)."""
         senses = set(term.senses.get("v", ())[:2])
         return {way for way, targets in self._way_acts.items() if targets & senses}
 
@@ -1137,9 +1135,9 @@ class LexicalAligner:
         or coming in, part of its collocation or the word after it ("rushes out", "flies away")."""
         ways = self._ways_by_sense(term)
         verb, *particle = term.text.split()
-        if not particle and verb in asked_words and asked_words[asked_words.index(verb) + 1:][:1] and \
-                asked_words[asked_words.index(verb) + 1] in _LEAVING_WAYS:
-            particle = [asked_words[asked_words.index(verb) + 1]]
+        after = _following(asked_words, verb) or []
+        if not particle and after[:1] and after[0] in _LEAVING_WAYS:
+            particle = after[:1]
         if len(particle) == 1 and particle[0] in _WAY_OF and (
                 set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING
                 or particle[0] in _LEAVING_WAYS and self._moves(verb)):
@@ -1147,7 +1145,7 @@ class LexicalAligner:
         return ways
 
     def _ways_said(self, said_words: list[str], mover: Term, acts: set[str]) -> set[str]:
-        """The ways a described act goes: a plain word for going by its senses ("takes off": away), or a verb of
+        """The ways a described act goes: a plain word for going by its senses ("departs": away), or a verb of
         moving by its particle or a word for a way later in its clause ("walks through the front door into the
         hall": in; "jumps up onto the sofa": up, on)."""
         ways = self._ways_by_sense(mover)
@@ -1155,12 +1153,7 @@ class LexicalAligner:
         if verb not in said_words or not self._moves(verb):
             return ways
         ways |= {_WAY_OF[word] for word in mover.text.split()[1:] if word in _WAY_OF}
-        for word in said_words[said_words.index(verb) + 1:][:_WAY_REACH]:
-            if word in _CLAUSE_ENDS or word in acts:
-                break
-            if word in _WAY_OF:
-                ways.add(_WAY_OF[word])
-        return ways
+        return ways | self._ways_in_clause(said_words, said_words.index(verb), acts)
 
     def _phrasal_ways(self, senses: Sequence[str]) -> set[str]:
         """The ways the phrasal verbs among these senses' words go ("knock_down": down)."""
@@ -1180,11 +1173,12 @@ class LexicalAligner:
         return self._ways_in_clause(text_words, at) or self._phrasal_ways(term.senses.get("v", ())[:3])
 
     @staticmethod
-    def _ways_in_clause(text_words: list[str], at: int) -> set[str]:
-        """The ways said after a verb in its clause ("is put | into the hot oven": in)."""
+    def _ways_in_clause(text_words: list[str], at: int, acts: set[str] = frozenset()) -> set[str]:
+        """The ways said after the verb at ``at``, up to the end of its clause or another act ("is put | into the hot
+        oven": in; "walks through the front door into the hall": in)."""
         ways = set()
         for word in text_words[at + 1:][:_WAY_REACH]:
-            if word in _CLAUSE_ENDS:
+            if word in _CLAUSE_ENDS or word in acts:
                 break
             if word in _WAY_OF:
                 ways.add(_WAY_OF[word])
