@@ -25,6 +25,7 @@ from pathlib import Path
 
 from marlin_agent.errors import ModelUnavailable
 from marlin_agent.model_store import download_failure
+from marlin_agent.verification.everyday_phrases import Phrase, everyday_phrases
 
 POS = ("n", "v", "a", "r")
 _FILE_POS = {"n": "noun", "v": "verb", "a": "adj", "r": "adv"}
@@ -116,10 +117,11 @@ def _download(target: Path) -> Path:
 
 
 class WordNet:
-    """Lookups over one WordNet folder; thread-safe, files mapped on first use."""
+    """Lookups over one WordNet folder and the everyday phrases it lacks; thread-safe, files mapped on first use."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, phrases: dict[tuple[str, str], Phrase] | None = None) -> None:
         self.folder = folder
+        self.phrases = everyday_phrases() if phrases is None else phrases
         self._maps: dict[str, mmap.mmap] = {}
         self._lock = threading.Lock()
         self._exceptions: dict[str, dict[str, tuple[str, ...]]] | None = None
@@ -136,7 +138,27 @@ class WordNet:
             return self._maps[name]
 
     def _lookup(self, lemma: str, pos: str) -> tuple[str, ...]:
-        """Synset ids of ``lemma`` (lowercase, ``_`` for spaces) as ``pos``, most frequent sense first."""
+        """Synset ids of ``lemma`` (lowercase, ``_`` for spaces) as ``pos``, most frequent sense first; an everyday
+        phrase's senses before or after WordNet's own, as its line in the table says."""
+        own = self._listed(lemma, pos)
+        phrase = self.phrases.get((lemma, pos))
+        if phrase is None:
+            return own
+        meant = []
+        for word, sense_pos, number in phrase.senses:
+            ids = self._listed(word, sense_pos)
+            if len(ids) < number:
+                raise ValueError(f"WordNet has no sense {number} of {word!r} as {sense_pos}, which the everyday "
+                                 f"phrase {lemma!r} is said to mean")
+            meant.append(ids[number - 1])
+        return tuple(dict.fromkeys([*meant, *own] if phrase.first else [*own, *meant]))
+
+    def is_phrase(self, lemma: str) -> bool:
+        """Whether ``lemma`` is one of the everyday phrases WordNet lacks or lists in another sense."""
+        return any((lemma, pos) in self.phrases for pos in POS)
+
+    def _listed(self, lemma: str, pos: str) -> tuple[str, ...]:
+        """WordNet's own synset ids of ``lemma`` as ``pos`` (its index file's line)."""
         data = self._map(f"index.{_FILE_POS[pos]}")
         key = lemma.encode() + b" "
         lo, hi = 0, len(data)
@@ -204,13 +226,18 @@ class WordNet:
         return list(self._forms(word, pos))
 
     def _base_forms(self, word: str, pos: str) -> tuple[str, ...]:
+        return tuple(form for form in self.possible_forms(word, pos) if self.lookup(form, pos))
+
+    def possible_forms(self, word: str, pos: str) -> list[str]:
+        """Every dictionary form morphy's rules give ``word`` as ``pos``, listed or not: "legs" may be "leg" in
+        "leg it" though WordNet has no verb "leg" alone."""
         word = word.lower().replace(" ", "_")
         forms = list(self._exception_forms(pos).get(word, ()))
         forms.append(word)
         for suffix, ending in _SUFFIXES[pos]:
             if word.endswith(suffix) and len(word) > len(suffix) + 1:
                 forms.append(word[: len(word) - len(suffix)] + ending)
-        return tuple(form for form in dict.fromkeys(forms) if self.lookup(form, pos))
+        return list(dict.fromkeys(forms))
 
     def senses(self, word: str, pos: str, limit: int | None = None) -> list[str]:
         """Synset ids for ``word`` as ``pos`` (any inflection), most frequent first."""

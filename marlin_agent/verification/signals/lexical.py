@@ -25,6 +25,7 @@ from typing import ClassVar
 
 from marlin_agent.config import Settings
 from marlin_agent.domain import Evidence
+from marlin_agent.verification.everyday_phrases import MOST_WORDS, POSSESSIVES
 from marlin_agent.verification.features import Feature, Rule
 from marlin_agent.verification.signals import Embed, SpanTexts, Timed, signal
 from marlin_agent.verification.spans import iou
@@ -316,6 +317,15 @@ def _interleaved(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]
     return tuple(dict.fromkeys(sense for pair in itertools.zip_longest(first, second) for sense in pair if sense))
 
 
+_REFLEXIVES = frozenset("myself yourself himself herself itself ourselves yourselves themselves".split())
+
+
+def _as_listed(words: list[str]) -> list[str]:
+    """Words with an owner or a reflexive as WordNet's lemmas and the everyday phrases spell them ("one's",
+    "oneself")."""
+    return ["one's" if word in POSSESSIVES else "oneself" if word in _REFLEXIVES else word for word in words]
+
+
 def _is_thing(term: Term) -> bool:
     """A thing the event names ("the pallet of tyres"): a noun that is not its act and weighs as a content
     word. (A word WordNet does not know, a name, counts in ``lexical`` as written, not as a kind of thing.)"""
@@ -426,7 +436,7 @@ class LexicalAligner:
         senses: dict[str, tuple[str, ...]] = {}
         for pos in ("n", "v"):
             heads = (self.wordnet.base_forms(parts[-1], "n") or [parts[-1]]) if pos == "n" else \
-                (self.wordnet.base_forms(parts[0], "v") or [parts[0]])
+                (self.wordnet.base_forms(parts[0], "v") or self.wordnet.possible_forms(parts[0], "v"))
             for head in heads:
                 lemma = "_".join([*parts[:-1], head]) if pos == "n" else "_".join([head, *parts[1:]])
                 found = self.wordnet.lookup(lemma, pos)
@@ -478,7 +488,7 @@ class LexicalAligner:
                 starts += [at] * len(done[0])
                 at += done[1]
                 continue
-            term, size = self._collocation_term(tokens[at: at + 4], before)
+            term, size = self._collocation_term(tokens[at: at + MOST_WORDS + 1], before)
             if term is None:
                 term, size = self._word_term(tokens[at], before), 1
             if term is not None:
@@ -555,7 +565,7 @@ class LexicalAligner:
         """A verb that says little but takes an act named as a thing ("takes a tumble", "gives a sharp blast",
         "gives the bench a wipe", "makes a save"): the act is the thing's verb, and the light verb says nothing.
         (Terms and how many words they cover, or None when ``tokens[at]`` starts no such phrase.)"""
-        if tokens[at] not in _LIGHT_VERBS:
+        if tokens[at] not in _LIGHT_VERBS or self._starts_a_phrase(tokens, at):
             return None
         article = at + 1
         whom = None
@@ -577,6 +587,13 @@ class LexicalAligner:
         act = self._word_term(tokens[noun], "to")  # read as the verb it is ("to tumble")
         return [t for t in (whom, described, act) if t is not None], noun + 1 - at
 
+    def _starts_a_phrase(self, tokens: list[str], at: int) -> bool:
+        """Whether an everyday phrase starts at ``tokens[at]`` ("takes a spill", "takes a twirl"): the phrase says
+        more than its light verb and noun would."""
+        verbs = self.wordnet.base_forms(tokens[at], "v") or [tokens[at]]
+        return any(self.wordnet.is_phrase("_".join([verb, *_as_listed(tokens[at + 1: at + size])]))
+                   for verb in verbs for size in range(2, MOST_WORDS + 1) if at + size <= len(tokens))
+
     def _names_an_act(self, word: str) -> bool:
         """A noun whose commonest sense is something done or happening and that is a verb too ("tumble", "wipe",
         "blast"), unlike what is made or had ("a cake", "a bag")."""
@@ -586,13 +603,14 @@ class LexicalAligner:
         return bool(nouns) and self.wordnet.synset(nouns[0]).lexname in _ACT_LEXNAMES
 
     def _collocation_term(self, run: list[str], before: str) -> tuple[Term | None, int]:
-        """The longest WordNet collocation (three words, then two) at the start of ``run`` (the word after it
-        included, to read it by), and its length."""
-        for size in (3, 2):
+        """The longest WordNet collocation or everyday phrase (up to five words) at the start of ``run`` (the word
+        after it included, to read it by), and its length. An owner is "one's" as the lexicon lists it ("loses his
+        footing" is "lose one's footing", "picks himself up" "pick oneself up")."""
+        for size in range(MOST_WORDS, 1, -1):
             part = run[:size]
             if len(part) < size or part[0] in STOPWORDS and part[0] not in ("off", "up") or "n't" in part:
                 continue
-            found = self._collocation(part) or self._moving_into(part)
+            found = self._collocation(_as_listed(part)) or self._collocation(part) or self._moving_into(part)
             if found:
                 senses = dict(found[1])
                 forms = frozenset(self.wordnet.synset(s).words[0] for ids in senses.values() for s in ids[:1])

@@ -1,0 +1,83 @@
+"""Everyday phrases WordNet 3.0 lacks are read as the sense they mean, and read nothing else into a caption."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from marlin_agent.verification.everyday_phrases import everyday_phrases
+from marlin_agent.verification.signals.lexical import LexicalAligner
+from marlin_agent.verification.wordnet import WordNet, find_folder
+
+pytestmark = pytest.mark.skipif(find_folder(None, Path("/nonexistent")) is None,
+                                reason="WordNet's files are installed by .ci/run (Debian's wordnet-base)")
+
+
+@pytest.fixture(scope="module")
+def wordnet() -> WordNet:
+    return WordNet(find_folder(None, Path("/nonexistent")))
+
+
+@pytest.fixture(scope="module")
+def aligner(wordnet) -> LexicalAligner:
+    return LexicalAligner(wordnet)
+
+
+def test_every_phrase_in_the_table_names_a_sense_wordnet_has(wordnet):
+    for lemma, pos in everyday_phrases():
+        assert wordnet.lookup(lemma, pos), lemma
+
+
+def test_a_phrase_means_its_everyday_sense_first_unless_the_table_puts_it_after_wordnets_own(wordnet):
+    """"Leg it" is running off before it is walking (WordNet's only sense); "ding" stays a bell's sound first
+    and is a knock only after it."""
+    leg_it = [wordnet.synset(s).words for s in wordnet.lookup("leg_it", "v")]
+    assert "run" in leg_it[0] and "leg_it" in leg_it[1]
+    ding = [wordnet.synset(s).words for s in wordnet.lookup("ding", "v")]
+    assert "ding" in ding[0] and "bump" in ding[1]
+
+
+def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
+    plain = WordNet(wordnet.folder, phrases={})
+    assert plain.lookup("eat_pavement", "v") == ()
+    assert plain.lookup("leg_it", "v") == wordnet.lookup("leg_it", "v")[1:]
+
+
+@pytest.mark.parametrize(("asked", "said", "pair"), [
+    ("a lad eats pavement", "A boy falls hard off his skateboard.", ("eats pavement", "falls")),
+    ("the whole room knocks back some bubbly", "The guests drink champagne.", ("knocks back", "drink")),
+    ("the dog legs it", "The dog runs away across the field.", ("legs it", "runs away")),
+    ("the skater loses his footing", "The skater falls on the ramp.", ("loses his footing", "falls")),
+    ("the pair take a twirl", "The couple dance in the middle of the room.", ("take a twirl", "dance")),
+    ("the man in blue beats the count", "The boxer in blue gets up before ten.", ("beats the count", "gets up")),
+    ("the lady hops out", "A woman gets out of the car.", ("hops out", "gets out")),
+    ("the courier leaves a parcel", "A man leaves a box by the door.", ("parcel", "box")),
+])
+def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
+    alignment = aligner.align(asked, said)
+    assert any((a, s) == pair for a, s, _ in alignment.aligned), alignment.explain()
+    assert alignment.conflict == 0, alignment.explain()
+
+
+def test_an_everyday_phrase_is_read_before_the_light_verb_it_starts_with(aligner):
+    """"Takes a spill" is a fall, not spilling something; "takes a look" is still looking (WordNet's own)."""
+    spill = aligner.align("the cyclist takes a spill", "The cyclist tumbles off the bike.")
+    assert ("takes a spill", "tumbles") in [(a, s) for a, s, _ in spill.aligned], spill.explain()
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("the skater eats pavement", "The skater eats a sandwich on the bench."),
+    ("the lad legs it", "The lad stretches his legs."),
+    ("the couple take a twirl", "The couple take a photo."),
+    ("the van peels out", "The van parks by the kerb."),
+    ("the man rocks up", "The man rocks the baby to sleep."),
+])
+def test_a_phrase_is_not_said_by_the_literal_words_it_is_made_of(aligner, asked, said):
+    alignment = aligner.align(asked, said)
+    assert alignment.action in (None, 0.0), alignment.explain()
+
+
+def test_a_phrase_denies_what_its_meaning_denies(aligner):
+    """The engine "kicking into life" is starting: a caption where it stops says the opposite."""
+    assert aligner.align("the engine kicks into life", "The engine stops.").conflict >= 0.7
