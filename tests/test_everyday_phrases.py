@@ -53,6 +53,7 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the man in blue beats the count", "The boxer in blue gets up before ten.", ("beats the count", "gets up")),
     ("the lady hops out", "A woman gets out of the car.", ("hops out", "gets out")),
     ("the courier leaves a parcel", "A man leaves a box by the door.", ("parcel", "box")),
+    ("the truck backs up", "The lorry reverses into the yard.", ("backs up", "reverses")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)

@@ -135,6 +135,8 @@ sucker-punch = punch.v.01
 # vehicles and machines
 ding += bump.v.01
 back into = bump.v.01
+reverse = back.v.02
+back up = back_up.v.02
 crash into = collide.v.03 hit.v.02
 smash into = collide.v.03 hit.v.02
 slam into = collide.v.03 hit.v.02
