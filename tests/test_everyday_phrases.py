@@ -54,6 +54,8 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the lady hops out", "A woman gets out of the car.", ("hops out", "gets out")),
     ("the courier leaves a parcel", "A man leaves a box by the door.", ("parcel", "box")),
     ("the truck backs up", "The lorry reverses into the yard.", ("backs up", "reverses")),
+    ("the thief does a runner", "The man runs away down the street.", ("does a runner", "runs away")),
+    ("the woman bursts into tears", "The woman cries at the table.", ("bursts into tears", "cries")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)

@@ -58,6 +58,10 @@ rock up = arrive.v.01
 pitch up = arrive.v.01
 roll in = arrive.v.01
 swing by = drop_by.v.01
+nip in = enter.v.01
+duck in = enter.v.01
+nip out = pop_out.v.03
+hang about = loiter.v.01
 make an entrance = enter.v.01
 burst in = enter.v.01
 storm in = enter.v.01
@@ -113,6 +117,8 @@ chow down = eat.v.01
 grab a bite = eat.v.01
 stuff one's face = eat.v.01
 scoff = eat.v.01
+top up = fill.v.01
+nuke = microwave.v.01
 # dancing
 take a twirl = dance.v.01
 cut a rug = dance.v.01
@@ -145,6 +151,11 @@ plow into = collide.v.03 hit.v.02
 t-bone = collide.v.03
 spin out = skid.v.01
 burn rubber = accelerate.v.01
+step on it = accelerate.v.01
+hit the brakes = brake.v.01
+slam on the brakes = brake.v.01
+jam on the brakes = brake.v.01
+stamp on the brakes = brake.v.01
 u-turn = turn.v.01
 do a u-turn = turn.v.01
 pull a u-turn = turn.v.01
@@ -194,8 +205,26 @@ snap a selfie = photograph.v.01
 # sport
 find the net = score.v.01
 bag a goal = score.v.01
+slam dunk = dunk.v.02
+dunk the ball = dunk.v.02
+catch a wave = surf.v.01
 # sleeping
 crash out = fall_asleep.v.01
+# weather
+chuck it down = rain.v.01
+bucket down = rain.v.01
+tip down = rain.v.01
+pelt down = rain.v.01
+pour down += rain.v.01
+# feelings, and the body
+burst into tears = cry.v.02
+burst out laughing = laugh.v.01
+fall about laughing = laugh.v.01
+crack up = laugh.v.01
+chuck up = vomit.v.01
+do one's business = defecate.v.01
+# birds
+take wing = fly.v.01
 # things
 trolley += handcart.n.01
 luggage trolley = handcart.n.01

@@ -590,9 +590,14 @@ class LexicalAligner:
     def _starts_a_phrase(self, tokens: list[str], at: int) -> bool:
         """Whether an everyday phrase starts at ``tokens[at]`` ("takes a spill", "takes a twirl"): the phrase says
         more than its light verb and noun would."""
-        verbs = self.wordnet.base_forms(tokens[at], "v") or [tokens[at]]
-        return any(self.wordnet.is_phrase("_".join([verb, *_as_listed(tokens[at + 1: at + size])]))
-                   for verb in verbs for size in range(2, MOST_WORDS + 1) if at + size <= len(tokens))
+        return any(self._is_phrase(tokens[at: at + size]) for size in range(2, MOST_WORDS + 1)
+                   if at + size <= len(tokens))
+
+    def _is_phrase(self, part: list[str]) -> bool:
+        """Whether ``part``, its first word as a verb in any form, is one of the everyday phrases ("does a runner",
+        whose "does" would otherwise be passed over as an auxiliary)."""
+        return any(self.wordnet.is_phrase("_".join([verb, *_as_listed(part[1:])]))
+                   for verb in self.wordnet.possible_forms(part[0], "v"))
 
     def _names_an_act(self, word: str) -> bool:
         """A noun whose commonest sense is something done or happening and that is a verb too ("tumble", "wipe",
@@ -608,7 +613,8 @@ class LexicalAligner:
         footing" is "lose one's footing", "picks himself up" "pick oneself up")."""
         for size in range(MOST_WORDS, 1, -1):
             part = run[:size]
-            if len(part) < size or part[0] in STOPWORDS and part[0] not in ("off", "up") or "n't" in part:
+            if len(part) < size or "n't" in part or \
+                    part[0] in STOPWORDS and part[0] not in ("off", "up") and not self._is_phrase(part):
                 continue
             found = self._collocation(_as_listed(part)) or self._collocation(part) or self._moving_into(part)
             if found:
