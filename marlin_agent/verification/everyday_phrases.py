@@ -68,7 +68,7 @@ storm in = enter.v.01
 breeze in = enter.v.01
 waltz in = enter.v.01
 # leaving, running off
-leg it = run_away.v.01
+leg it = run.v.01 run_away.v.01
 do a runner = run_away.v.01
 peg it = run_away.v.01
 hightail it = hightail.v.01
@@ -152,6 +152,8 @@ t-bone = collide.v.03
 spin out = skid.v.01
 burn rubber = accelerate.v.01
 step on it = accelerate.v.01
+pick up the pace = accelerate.v.01
+pick up speed = accelerate.v.01
 hit the brakes = brake.v.01
 slam on the brakes = brake.v.01
 jam on the brakes = brake.v.01
