@@ -38,6 +38,11 @@ def test_a_phrase_means_its_everyday_sense_first_unless_the_table_puts_it_after_
     assert "ding" in ding[0] and "bump" in ding[1]
 
 
+def test_a_thing_is_first_what_cameras_show(wordnet):
+    """A drone is an aircraft before it is a bee; WordNet lists it fourth."""
+    assert "pilotless_aircraft" in wordnet.synset(wordnet.lookup("drone", "n")[0]).words
+
+
 def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     plain = WordNet(wordnet.folder, phrases={})
     assert plain.lookup("eat_pavement", "v") == ()
@@ -56,6 +61,7 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the truck backs up", "The lorry reverses into the yard.", ("backs up", "reverses")),
     ("the thief does a runner", "The man runs away down the street.", ("does a runner", "runs away")),
     ("the woman bursts into tears", "The woman cries at the table.", ("bursts into tears", "cries")),
+    ("the man in trainers jogs past", "A man in sneakers runs by.", ("trainers", "sneakers")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)

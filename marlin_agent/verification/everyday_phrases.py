@@ -235,6 +235,19 @@ smartphone = cellular_telephone.n.01
 hoodie = sweatshirt.n.01
 package = box.n.01
 parcel = box.n.01
+drone = drone.n.04
+e-scooter = motor_scooter.n.01
+electric scooter = motor_scooter.n.01
+jet ski = water_scooter.n.01
+wheelie bin = ashcan.n.01
+trainer += gym_shoe.n.01
+buggy += baby_buggy.n.01
+people carrier = minivan.n.01
+kiddo = child.n.01
+postie = mailman.n.01
+binman = garbage_man.n.01
+moggy = domestic_cat.n.01
+moggie = domestic_cat.n.01
 """
 
 _SENSE = re.compile(r"^([a-z][a-z_'-]*)\.([nvar])\.(\d\d)$")
