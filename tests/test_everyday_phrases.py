@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from marlin_agent.verification.everyday_phrases import everyday_phrases
+from marlin_agent.verification.everyday_phrases import Phrase, everyday_phrases
 from marlin_agent.verification.signals.lexical import LexicalAligner
 from marlin_agent.verification.wordnet import WordNet, find_folder
 
@@ -25,8 +25,18 @@ def aligner(wordnet) -> LexicalAligner:
 
 
 def test_every_phrase_in_the_table_names_a_sense_wordnet_has(wordnet):
+    assert wordnet.missing_phrase_senses() == []
     for lemma, pos in everyday_phrases():
         assert wordnet.lookup(lemma, pos), lemma
+
+
+def test_a_sense_another_wordnet_lacks_is_left_out_not_an_error(wordnet):
+    """A folder of another WordNet than 3.0 may number senses otherwise: the phrase keeps what it has."""
+    odd = WordNet(wordnet.folder, phrases={("eat_pavement", "v"): Phrase((("tumble", "v", 99),), first=True),
+                                           ("leg_it", "v"): Phrase((("run", "v", 1), ("run", "v", 99)), first=True)})
+    assert odd.lookup("eat_pavement", "v") == ()
+    assert odd.lookup("leg_it", "v")[0] == wordnet.lookup("run", "v")[0]
+    assert odd.missing_phrase_senses() == ["eat_pavement: tumble.v.99", "leg_it: run.v.99"]
 
 
 def test_a_phrase_means_its_everyday_sense_first_unless_the_table_puts_it_after_wordnets_own(wordnet):

@@ -6,6 +6,9 @@ one? WordNet's own files answer them without loading anything: ``index.<pos>`` i
 a lemma is found by binary search, and every synset sits at its byte offset in
 ``data.<pos>``. Both are memory-mapped, so a process pays nothing until a word is looked up.
 
+Everyday phrases WordNet 3.0 lacks, or lists only in a sense footage rarely shows ("eat pavement", "leg it"),
+are looked up as the WordNet senses they mean (``everyday_phrases``), before or after the word's own.
+
 Where the files come from (first that has them): the configured folder (``[verify] wordnet``,
 env ``MARLIN_WORDNET``), the cache, Debian's ``wordnet-base`` (``/usr/share/wordnet``), an
 nltk_data copy, else one download of the nltk_data archive into the cache. With none of these
@@ -144,14 +147,15 @@ class WordNet:
         phrase = self.phrases.get((lemma, pos))
         if phrase is None:
             return own
-        meant = []
-        for word, sense_pos, number in phrase.senses:
-            ids = self._listed(word, sense_pos)
-            if len(ids) < number:
-                raise ValueError(f"WordNet has no sense {number} of {word!r} as {sense_pos}, which the everyday "
-                                 f"phrase {lemma!r} is said to mean")
-            meant.append(ids[number - 1])
+        # A sense this folder lacks (another WordNet than 3.0, whose senses the table numbers) is left out.
+        meant = [ids[number - 1] for word, sense_pos, number in phrase.senses
+                 if len(ids := self._listed(word, sense_pos)) >= number]
         return tuple(dict.fromkeys([*meant, *own] if phrase.first else [*own, *meant]))
+
+    def missing_phrase_senses(self) -> list[str]:
+        """The table's senses this folder does not have ("tumble.v.01"), with the phrase that means them."""
+        return [f"{lemma}: {word}.{pos}.{number:02d}" for (lemma, _), phrase in self.phrases.items()
+                for word, pos, number in phrase.senses if len(self._listed(word, pos)) < number]
 
     def is_phrase(self, lemma: str) -> bool:
         """Whether ``lemma`` is one of the everyday phrases WordNet lacks or lists in another sense."""
