@@ -735,6 +735,18 @@ def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
         assert not any(why == "another thing" for _, _, why in alignment.conflicts), alignment.explain()
 
 
+def test_the_same_act_putting_its_thing_somewhere_else_denies_the_event(aligner):
+    """Where an act puts its thing tells two moments apart too: putting the loaf into its tin is not putting it into
+    the oven, whatever comes between the act and "into". The same place said otherwise, or said later, is no other
+    place: "into the back of the van" is into the van."""
+    tin = aligner.align("the baker puts the loaf into the oven", "The baker forms a loaf and puts it into the loaf tin.")
+    assert ("oven", "tin", "another thing") in tin.conflicts, tin.explain()
+    for asked, said in (("the man puts the box into the van", "The man puts the parcel into the back of the van."),
+                        ("the baker puts the loaf into the oven", "The tin is put into the hot oven.")):
+        alignment = aligner.align(asked, said)
+        assert not any(why == "another thing" for _, _, why in alignment.conflicts), alignment.explain()
+
+
 def test_a_participle_after_the_describes_its_thing_and_is_not_the_act(aligner):
     """"the downed fighter", "the hooded figure": after "the", a word in -ed or -en says what the thing is like; the
     act is the verb ("counts"), which a description must say, or there is none to say ("starts" says little)."""

@@ -156,6 +156,7 @@ _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
 # The same act done to another thing denies the event ("cut a ribbon" / "cut the wedding cake"): as strongly as
 # a reversal. Only where the two things have no parent within two steps ("box" and "parcel" may be one thing).
 _OTHER_OBJECT = 0.7
+_GOAL_REACH = 5  # words after the act within which "into" or "onto" names where it puts its thing
 # WordNet's lexicographer files of things whose parts a compound names ("the car door", "the kitchen door"):
 # noun.artifact and noun.location.
 _OWNER_LEXNAMES = frozenset({6, 15})
@@ -356,6 +357,18 @@ def _object_words(text_words: list[str], act: str) -> set[str]:
             break
         found.add(word)
     return found
+
+
+def _goal_words(text_words: list[str], act: str) -> set[str]:
+    """The words of where an act puts its thing, named after "into" or "onto" in its clause: "puts the loaf | into
+    the oven |", "puts it | into the loaf tin |". Nothing for an act with no such goal."""
+    rest = _following(text_words, act) or []
+    for at, word in enumerate(rest[:_GOAL_REACH]):
+        if word in _CLAUSE_ENDS:
+            break
+        if word in ("into", "onto"):
+            return _object_words(rest[at:], word)
+    return set()
 
 
 def _partner(term: Term, said_terms, relations) -> Term | None:
@@ -1311,11 +1324,12 @@ class LexicalAligner:
             partner = _partner(act, said_terms, relations)
             if partner is None or "v" not in act.senses or relations[(act, partner)][0] < _SAME_ACT_CREDIT:
                 continue
-            asked_object, said_object = _object_words(asked_words, act.text), _object_words(said_words, partner.text)
-            done_to = [term for term in unsaid if term.text in asked_object]
-            instead = [term for term in others if term.text in said_object]
-            if done_to and instead and not any(self._object_kin(a, s) for a in done_to for s in instead):
-                return done_to[0].text, instead[0].text
+            for read in (_object_words, _goal_words):
+                asked_object, said_object = read(asked_words, act.text), read(said_words, partner.text)
+                done_to = [term for term in unsaid if term.text in asked_object]
+                instead = [term for term in others if term.text in said_object]
+                if done_to and instead and not any(self._object_kin(a, s) for a in done_to for s in instead):
+                    return done_to[0].text, instead[0].text
         return None
 
     def _another_ones(self, asked: str, said_terms, relations, credits) -> tuple[str, str] | None:
