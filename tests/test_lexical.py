@@ -754,3 +754,12 @@ def test_a_participle_after_the_describes_its_thing_and_is_not_the_act(aligner):
     assert acts == ["counts"]
     assert not [t for t in aligner.terms("the official starts the ten over the downed fighter") if t.act]
     assert not [t for t in aligner.terms("the hooded figure") if t.act]
+
+
+def test_a_phrasal_verb_parted_by_a_pronoun_is_the_phrasal_verb(aligner):
+    """"Turns it off" is switching off, "knocks him down" knocking down, as "turns off" and "knocks down" are; a
+    switch the other way still denies it."""
+    off = aligner.align("she turns it off", "The woman switches off the lamp.")
+    assert off.action == 1.0 and not off.conflicts, off.explain()
+    assert aligner.align("the boxer knocks him down", "The boxer in red floors his opponent.").action == 1.0
+    assert aligner.align("she turns it off", "The woman switches on the lamp.").conflict >= 0.7

@@ -51,6 +51,7 @@ get to one's feet = get_up.v.01
 take a seat = sit_down.v.01
 grab a seat = sit_down.v.01
 take a knee = kneel.v.01
+come round += come_to.v.04
 hit the dirt += lie_down.v.01
 hit the deck += lie_down.v.01
 # arriving
@@ -118,6 +119,7 @@ grab a bite = eat.v.01
 stuff one's face = eat.v.01
 scoff = eat.v.01
 top up = fill.v.01
+fuel up = refuel.v.02
 nuke = microwave.v.01
 # dancing
 take a twirl = dance.v.01
@@ -183,6 +185,7 @@ grind to a halt = stop.v.01
 judder to a halt = stop.v.01
 screech to a halt = stop.v.01
 # putting, taking, catching
+pat down = frisk.v.02
 chuck in = put.v.01
 bung in = put.v.01
 bung += put.v.01
@@ -202,6 +205,9 @@ go wild = cheer.v.02
 put one's hands together = applaud.v.01
 high-five = slap.v.01
 pop the cork = open.v.01
+tear open = open.v.01
+rip open = open.v.01
+rip into = open.v.01
 take a selfie = photograph.v.01
 snap a selfie = photograph.v.01
 # sport
@@ -210,8 +216,12 @@ bag a goal = score.v.01
 slam dunk = dunk.v.02
 dunk the ball = dunk.v.02
 catch a wave = surf.v.01
+take a dip = swim.v.01
+hit the slopes = ski.v.01
+drop the gloves = fight.v.01
 # sleeping
 crash out = fall_asleep.v.01
+catch some rays = sunbathe.v.01
 # weather
 chuck it down = rain.v.01
 bucket down = rain.v.01

@@ -100,6 +100,7 @@ _MACHINE_STEPS = 9
 _CLAUSE_ENDS = frozenset("and then while as but before after when until where which who".split())
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
+_OBJECT_PRONOUNS = frozenset("it him her them us me you".split())
 # Words that begin a thing: after a verb's particle they make the particle a preposition.
 _DETERMINERS = frozenset("a an the this that these those his her its their my your our some".split())
 # Words that deny the event itself ("carrying nothing" denies nothing).
@@ -624,6 +625,14 @@ class LexicalAligner:
         """The longest WordNet collocation or everyday phrase (up to five words) at the start of ``run`` (the word
         after it included, to read it by), and its length. An owner is "one's" as the lexicon lists it ("loses his
         footing" is "lose one's footing", "picks himself up" "pick oneself up")."""
+        if len(run) > 2 and run[1] in _OBJECT_PRONOUNS and run[2] in _PARTICLES:
+            # A phrasal verb parted by a pronoun for its thing is the phrasal verb: "picks it up", "turns it off",
+            # "knocks him down". Named by its verb and particle, as the adjacent form is.
+            found = self._collocation([run[0], run[2]])
+            if found and "v" in found[1]:
+                senses = {"v": found[1]["v"]}
+                forms = frozenset({found[0], *(self.wordnet.synset(s).words[0] for s in senses["v"][:1])})
+                return self._placed(f"{run[0]} {run[2]}", senses, forms, _POS_WEIGHT["v"], before), 3
         for size in range(MOST_WORDS, 1, -1):
             part = run[:size]
             if len(part) < size or "n't" in part or \
