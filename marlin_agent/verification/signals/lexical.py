@@ -101,6 +101,7 @@ _CLAUSE_ENDS = frozenset("and then while as but before after when until where wh
 # Particles that change what a verb does ("switch on" / "switch off", "come in" / "come out").
 _PARTICLES = frozenset("on off in out up down away back over onto into through around".split())
 _OBJECT_PRONOUNS = frozenset("it him her them us me you".split())
+_SEPARATED = frozenset("on off up down out in away back over".split())  # particles a thing may part from their verb
 # Words that begin a thing: after a verb's particle they make the particle a preposition.
 _DETERMINERS = frozenset("a an the this that these those his her its their my your our some".split())
 # Words that deny the event itself ("carrying nothing" denies nothing).
@@ -487,6 +488,27 @@ class LexicalAligner:
                 tokens.append(token)
             if owner:
                 owned.add(len(tokens) - 1)
+        return self._particle_to_its_verb(tokens, owned)
+
+    def _particle_to_its_verb(self, tokens: list[str], owned: set[int]) -> tuple[list[str], set[int]]:
+        """A phrasal verb parted by a short named thing is read joined: "switches the lamp on" as "switches on the
+        lamp", "takes his coat off", "knocks the vase over". Not where the particle is a preposition before another
+        thing ("knocks a mug off the table"), and only for a verb and particle WordNet lists together."""
+        for at in range(len(tokens) - 3):
+            if tokens[at] in STOPWORDS or tokens[at + 1] not in _DETERMINERS:
+                continue
+            for size in (1, 2):
+                particle = at + 2 + size
+                if particle >= len(tokens) or tokens[particle] not in _SEPARATED or \
+                        any(word in STOPWORDS for word in tokens[at + 2: particle]) or \
+                        tokens[particle + 1: particle + 2] and tokens[particle + 1] in _DETERMINERS:
+                    continue
+                found = self._collocation([tokens[at], tokens[particle]])
+                if found is None or "v" not in found[1]:
+                    continue
+                moved = [*tokens[:at + 1], tokens[particle], *tokens[at + 1: particle], *tokens[particle + 1:]]
+                shifted = {spot + 1 if at < spot < particle else spot for spot in owned}
+                return moved, shifted
         return tokens, owned
 
     def _terms(self, text: str) -> tuple[Term, ...]:
