@@ -763,3 +763,14 @@ def test_a_phrasal_verb_parted_by_a_pronoun_is_the_phrasal_verb(aligner):
     assert off.action == 1.0 and not off.conflicts, off.explain()
     assert aligner.align("the boxer knocks him down", "The boxer in red floors his opponent.").action == 1.0
     assert aligner.align("she turns it off", "The woman switches on the lamp.").conflict >= 0.7
+
+
+def test_a_phrasal_verb_parted_by_a_short_named_thing_is_read_joined(aligner):
+    """Captions say "switches the lamp on" and "takes his jacket off" as often as "switches on the lamp": the same
+    phrasal verb, so the same act, and a switch the other way denies it. A particle before another thing is its
+    preposition: "knocks a mug off the table" is knocking, off the table."""
+    on = aligner.align("she turns off the lamp", "The woman switches the lamp on.")
+    assert ("turns off", "switches on", "the other way") in on.conflicts, on.explain()
+    coat = aligner.align("the man takes off his coat", "The man takes his jacket off.")
+    assert ("takes off", "takes off", 1.0) in coat.aligned, coat.explain()
+    assert [t.text for t in aligner.terms("the cat knocks a mug off the table")] == ["cat", "knocks", "mug", "table"]
