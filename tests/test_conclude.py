@@ -136,6 +136,14 @@ def test_the_answer_does_not_depend_on_the_order_verifications_finished_in():
     assert outcomes == {(("f", 40), ("s", 10))}
 
 
+def test_a_difference_no_answer_shows_is_a_tie_and_the_whole_occurrence_is_kept():
+    """A 1.3 s piece of the fox's crossing scoring 0.001 above the whole crossing: both show as 0.88, so the earlier
+    moment, the whole, is the answer, and the piece inside it is the same occurrence."""
+    whole, piece = moment(58.2, 66.1, 0.883), moment(58.7, 60.0, 0.884)
+    assert decide([piece, whole], 0.5)[0] == [whole]
+    assert decide([moment(58.2, 66.1, 0.87), piece], 0.5)[0] == [piece]  # a difference shown still counts
+
+
 def test_the_trace_is_told_in_the_order_work_started_whichever_side_by_side_step_finished_first():
     import asyncio
 

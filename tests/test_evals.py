@@ -355,3 +355,15 @@ def test_eval_questions_scores_each_form_from_a_questions_file_and_resumes(shelf
     again = invoke(argv, library_env)
     assert document(again)["right"] == report["right"], "a re-run reads the rows it has"
     assert len((tmp_path / "run" / "rows.jsonl").read_text().splitlines()) == 4
+
+
+def test_the_presence_eval_breaks_a_tie_as_shown_the_way_the_answer_does():
+    """The eval scores the moment the answer would give: of a whole crossing at 0.883 and a piece of it at 0.884,
+    both shown as 0.88, the earlier, the whole, which is right."""
+    from marlin_agent.evaluation.presence import Candidate, PresenceResult, decisions_at
+
+    whole = Candidate(start=58.2, end=66.1, confidence=0.883, iou=0.96, features={})
+    piece = Candidate(start=58.7, end=60.0, confidence=0.884, iou=0.16, features={})
+    row = PresenceResult(video_id="garage", query="the fox", present=True, span=(58.0, 66.0), confidence=0.884,
+                         found=True, candidates=[piece, whole])
+    assert decisions_at([row], 0.5) == [(row, True, True)]

@@ -33,7 +33,7 @@ from marlin_agent.evaluation.metrics import PresencePoint as Point
 from marlin_agent.evaluation.metrics import best_threshold, temporal_iou
 from marlin_agent.evaluation.timelens import GroundingItem, find_video
 from marlin_agent.verification.calibration import calibration_for
-from marlin_agent.verification.confidence import features
+from marlin_agent.verification.confidence import as_shown, features
 from marlin_agent.verification.entailment import model_folder
 from marlin_agent.verification.fitting import FitCandidate, FitQuestion, fit_calibration
 from marlin_agent.verification.verifier import about_speech, combined
@@ -189,8 +189,8 @@ def decisions_at(rows: list[PresenceResult], threshold: float, score=None) -> li
     decided = []
     for row in rows:
         scored = [(score(c) if score else c.confidence, c) for c in row.candidates]
-        # As the answer decides (``conclude.decide``): ties go to the earlier moment.
-        best = min(scored, key=lambda pair: (-pair[0], pair[1].start, pair[1].end), default=None)
+        # As the answer decides (``conclude.decide``): ties, as shown, go to the earlier moment.
+        best = min(scored, key=lambda pair: (-as_shown(pair[0]), pair[1].start, pair[1].end), default=None)
         found = best is not None and best[0] >= threshold
         right = found and row.present and best[1].iou >= MATCH_IOU
         decided.append((row, found, right))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from marlin_agent.clock import clock
 from marlin_agent.domain import Moment
+from marlin_agent.verification.confidence import as_shown
 from marlin_agent.verification.spans import iou, overlap_share
 
 # An occurrence whose description says less than this share of the event (its words said, less what it
@@ -57,8 +58,8 @@ def decide(moments: list[Moment], threshold: float) -> tuple[list[Moment], list[
     dropped."""
     accepted: list[Moment] = []
     rejected: list[Moment] = []
-    # Ties go to the earlier moment, whatever order the verifications finished in.
-    for moment in sorted(moments, key=lambda m: (-m.confidence, m.video.title, m.video.id, m.start, m.end)):
+    # Ties (confidences equal as shown) go to the earlier moment, whatever order the verifications finished in.
+    for moment in sorted(moments, key=lambda m: (-as_shown(m.confidence), m.video.title, m.video.id, m.start, m.end)):
         duplicate = any(m.video.id == moment.video.id and _same_stretch((m.start, m.end), (moment.start, moment.end))
                         for m in accepted + rejected)
         if not duplicate:
