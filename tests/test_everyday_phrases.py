@@ -72,6 +72,7 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the thief does a runner", "The man runs away down the street.", ("does a runner", "runs away")),
     ("the woman bursts into tears", "The woman cries at the table.", ("bursts into tears", "cries")),
     ("the man in trainers jogs past", "A man in sneakers runs by.", ("trainers", "sneakers")),
+    ("the girl opens her lunchbox", "The girl opens her lunch box.", ("lunchbox", "lunch box")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)

@@ -741,6 +741,8 @@ def test_the_same_act_putting_its_thing_somewhere_else_denies_the_event(aligner)
     place: "into the back of the van" is into the van."""
     tin = aligner.align("the baker puts the loaf into the oven", "The baker forms a loaf and puts it into the loaf tin.")
     assert ("oven", "tin", "another thing") in tin.conflicts, tin.explain()
+    case = aligner.align("the boy knocks a drink off his desk", "A boy knocks a pencil case off his desk.")
+    assert ("drink", "pencil case", "another thing") in case.conflicts, case.explain()  # a thing named in two words
     for asked, said in (("the man puts the box into the van", "The man puts the parcel into the back of the van."),
                         ("the baker puts the loaf into the oven", "The tin is put into the hot oven.")):
         alignment = aligner.align(asked, said)

@@ -1357,8 +1357,8 @@ class LexicalAligner:
                 continue
             for read in (_object_words, _goal_words):
                 asked_object, said_object = read(asked_words, act.text), read(said_words, partner.text)
-                done_to = [term for term in unsaid if term.text in asked_object]
-                instead = [term for term in others if term.text in said_object]
+                done_to = [term for term in unsaid if set(term.text.split()) <= asked_object]
+                instead = [term for term in others if set(term.text.split()) <= said_object]
                 if done_to and instead and not any(self._object_kin(a, s) for a in done_to for s in instead):
                     return done_to[0].text, instead[0].text
         return None
