@@ -776,3 +776,11 @@ def test_a_phrasal_verb_parted_by_a_short_named_thing_is_read_joined(aligner):
     coat = aligner.align("the man takes off his coat", "The man takes his jacket off.")
     assert ("takes off", "takes off", 1.0) in coat.aligned, coat.explain()
     assert [t.text for t in aligner.terms("the cat knocks a mug off the table")] == ["cat", "knocks", "mug", "table"]
+
+
+def test_an_animal_is_no_person_by_the_rarer_sense_its_word_has(aligner):
+    """WordNet's "fox" is a shifty person in its third sense, "pig" a greedy one: a caption's fox is the animal, so
+    it says nothing of "a hooded figure" (a person) and a person asked says nothing of it."""
+    fox = aligner.align("a hooded figure walks past", "A fox walks past the car.")
+    assert not any(said == "fox" for _, said, _ in fox.aligned), fox.explain()
+    assert aligner.align("a hooded figure walks past", "A person in a dark hoodie walks past the car.").thing == 1.0

@@ -213,6 +213,7 @@ _RARE_KIND_CREDIT = 0.55
 # other way: the same person may be both, though the words do not say so.
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
+_ANIMAL_AND_PERSON = frozenset({5, 18})  # noun.animal, noun.person
 _ARTIFACT_LEXNAME = 6
 _LOOKS = ("adult", "male", "female", "juvenile")
 _EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
@@ -784,6 +785,8 @@ class LexicalAligner:
                 for other_rank, s in enumerate(said_ids):
                     if s == a:
                         return 1.0, None
+                    if pos == "n" and self._animal_or_person_by_insult(asked_ids, a, said_ids, s):
+                        continue
                     credit = self._credit(a, s, pos, rank, other_rank, links, said.act)
                     if credit:
                         best = max(best, credit)
@@ -796,6 +799,12 @@ class LexicalAligner:
         if best < 0.8 and self._derived(asked, said):
             best = 0.8
         return best, (conflict if best < 0.5 else None)
+
+    def _animal_or_person_by_insult(self, asked_ids, a: str, said_ids, s: str) -> bool:
+        """A person's sense of a word for an animal, or the other way round: "a fox" is a shifty person only in its
+        third sense, so a caption's fox is no person ("a person climbs the fence" / "a fox climbs the fence")."""
+        return any({self.wordnet.synset(sense).lexname, self.wordnet.synset(ids[0]).lexname} == _ANIMAL_AND_PERSON
+                   for sense, ids in ((a, asked_ids), (s, said_ids)))
 
     def _credit(self, a: str, s: str, pos: str, rank: int, other_rank: int, links: set[str],
                 said_act: bool) -> float:
