@@ -784,3 +784,15 @@ def test_an_animal_is_no_person_by_the_rarer_sense_its_word_has(aligner):
     fox = aligner.align("a hooded figure walks past", "A fox walks past the car.")
     assert not any(said == "fox" for _, said, _ in fox.aligned), fox.explain()
     assert aligner.align("a hooded figure walks past", "A person in a dark hoodie walks past the car.").thing == 1.0
+
+
+def test_an_animal_and_no_person_denies_a_persons_event(aligner):
+    """What a security camera tells apart first: "a person climbs the fence" is not "a fox climbs the fence", however
+    little the word "person" weighs, nor is "the prowler". A description that names a person too, or an event that
+    names an animal itself ("a man walks his dog", "someone walks the dog"), is left alone."""
+    fox = aligner.align("a person climbs the fence", "A fox climbs the fence.")
+    assert ("person", "fox", "exclusive") in fox.conflicts and fox.conflict >= 0.8, fox.explain()
+    assert aligner.align("the prowler climbs the fence", "A fox climbs the fence.").conflict >= 0.8
+    assert aligner.align("someone walks the dog", "A dog walks along the path.").conflict == 0.0
+    assert aligner.align("a person walks a dog", "A woman walks her dog.").conflict == 0.0
+    assert aligner.align("a person walks along the path", "Someone walks a dog along the path.").conflict == 0.0

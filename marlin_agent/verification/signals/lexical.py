@@ -213,7 +213,11 @@ _RARE_KIND_CREDIT = 0.55
 # other way: the same person may be both, though the words do not say so.
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
-_ANIMAL_AND_PERSON = frozenset({5, 18})  # noun.animal, noun.person
+_ANIMAL_LEXNAME = 5
+_ANIMAL_AND_PERSON = frozenset({_ANIMAL_LEXNAME, 18})  # noun.animal, noun.person
+_PERSON_WORDS = frozenset("""
+person persons people man men woman women guy guys lady ladies someone somebody anyone anybody
+""".split())
 _ARTIFACT_LEXNAME = 6
 _LOOKS = ("adult", "male", "female", "juvenile")
 _EXCLUSIVE_LOOKS = (("adult", "juvenile"), ("male", "female"))
@@ -1154,18 +1158,46 @@ class LexicalAligner:
             result.conflicts.append((turned[0].text, turned[1].text, "the other way"))
             conflict = max(conflict, 0.7)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
-        other = self._done_to_another(asked, said, said_terms, relations, used, credits) if credit_sum > 0 else None
-        other = other or self._another_ones(asked, said_terms, relations, credits) \
-            or self._another_in_frame(asked, said, said_terms, relations, used, credits)
-        if other:
-            result.conflicts.append((*other, "another thing"))
-            conflict = max(conflict, _OTHER_OBJECT)
+        for denial, score in self._others(asked, said, asked_terms, said_terms, relations, used, credits):
+            result.conflicts.append(denial)
+            conflict = max(conflict, score)
         result.swap = 1.0 if result.swaps else 0.0
         result.support = round(credit_sum / total, 3)
         result.action = _said_share(credits, lambda term: term.act)
         result.thing = _said_share(credits, _is_thing)
         result.conflict = round(min(1.0, conflict), 3)
         return result
+
+    def _others(self, asked: str, said: str, asked_terms, said_terms, relations, used,
+                credits) -> list[tuple[tuple[str, str, str], float]]:
+        """Denials of the event by who or what it is about: the act done to another thing, an asked thing said as
+        another thing's, or an animal where a person was asked (each with its weight as a conflict)."""
+        found = []
+        said_any = any(credit > 0 for _, credit in credits)
+        other = self._done_to_another(asked, said, said_terms, relations, used, credits) if said_any else None
+        other = other or self._another_ones(asked, said_terms, relations, credits) \
+            or self._another_in_frame(asked, said, said_terms, relations, used, credits)
+        if other:
+            found.append(((*other, "another thing"), _OTHER_OBJECT))
+        if said_any and (beast := self._an_animal_for_a_person(asked, asked_terms, said, said_terms)):
+            found.append(((*beast, "exclusive"), _CONFLICT_SCORES["exclusive"]))
+        return found
+
+    def _an_animal_for_a_person(self, asked: str, asked_terms, said: str, said_terms) -> tuple[str, str] | None:
+        """(person asked, animal said) when the event is a person's ("a person climbs the fence", "the prowler") and
+        the description names an animal and no person at all ("a fox climbs the fence"): what a camera tells apart
+        first. A generic word for a person weighs too little to be denied by a word, so it is read here."""
+        def lexname(term: Term) -> int | None:
+            nouns = term.senses.get("n", ())[:1]
+            return self.wordnet.synset(nouns[0]).lexname if nouns and not term.act else None
+
+        people = [w for w in words(asked) if w in _PERSON_WORDS] + \
+            [t.text for t in asked_terms if lexname(t) == _PERSON_LEXNAME]
+        if not people or any(lexname(t) == _ANIMAL_LEXNAME for t in asked_terms) \
+                or any(lexname(t) == _PERSON_LEXNAME for t in said_terms) or _PERSON_WORDS & set(words(said)):
+            return None
+        animal = next((t.text for t in said_terms if lexname(t) == _ANIMAL_LEXNAME), None)
+        return (people[0], animal) if animal else None
 
     def _read_in_place(self, asked: str, asked_terms, said: str, said_terms, relations, switched) -> None:
         """Raise ``relations`` where two acts say each other by what follows them, not by the words themselves:
