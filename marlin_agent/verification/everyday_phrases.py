@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import re
 from functools import cache
+from typing import NamedTuple
 
 _TABLE = """
 # falling and getting up
@@ -272,14 +273,12 @@ POSSESSIVES = frozenset("my your his her its our their".split())
 MOST_WORDS = 5  # the longest phrase in the table, in words
 
 
-class Phrase:
-    """One line of the table: the senses it gives its phrase, and whether they come before WordNet's own."""
+class Phrase(NamedTuple):
+    """One line of the table: the senses it gives its phrase (lemma, part of speech, rank), and whether they come
+    before WordNet's own."""
 
-    __slots__ = ("first", "senses")
-
-    def __init__(self, senses: tuple[tuple[str, str, int], ...], first: bool) -> None:
-        self.senses = senses
-        self.first = first
+    senses: tuple[tuple[str, str, int], ...]
+    first: bool
 
 
 @cache

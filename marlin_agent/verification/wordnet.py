@@ -125,6 +125,7 @@ class WordNet:
     def __init__(self, folder: Path, phrases: dict[tuple[str, str], Phrase] | None = None) -> None:
         self.folder = folder
         self.phrases = everyday_phrases() if phrases is None else phrases
+        self._phrase_lemmas = frozenset(lemma for lemma, _ in self.phrases)
         self._maps: dict[str, mmap.mmap] = {}
         self._lock = threading.Lock()
         self._exceptions: dict[str, dict[str, tuple[str, ...]]] | None = None
@@ -148,18 +149,22 @@ class WordNet:
         if phrase is None:
             return own
         # A sense this folder lacks (another WordNet than 3.0, whose senses the table numbers) is left out.
-        meant = [ids[number - 1] for word, sense_pos, number in phrase.senses
-                 if len(ids := self._listed(word, sense_pos)) >= number]
+        meant = [found for sense in phrase.senses if (found := self._ranked(*sense))]
         return tuple(dict.fromkeys([*meant, *own] if phrase.first else [*own, *meant]))
+
+    def _ranked(self, lemma: str, pos: str, rank: int) -> str | None:
+        """The synset id of ``lemma``'s ``rank``-th commonest sense as ``pos`` (from 1), None where it has fewer."""
+        ids = self._listed(lemma, pos)
+        return ids[rank - 1] if len(ids) >= rank else None
 
     def missing_phrase_senses(self) -> list[str]:
         """The table's senses this folder does not have ("tumble.v.01"), with the phrase that means them."""
-        return [f"{lemma}: {word}.{pos}.{number:02d}" for (lemma, _), phrase in self.phrases.items()
-                for word, pos, number in phrase.senses if len(self._listed(word, pos)) < number]
+        return [f"{lemma}: {word}.{pos}.{rank:02d}" for (lemma, _), phrase in self.phrases.items()
+                for word, pos, rank in phrase.senses if self._ranked(word, pos, rank) is None]
 
     def is_phrase(self, lemma: str) -> bool:
         """Whether ``lemma`` is one of the everyday phrases WordNet lacks or lists in another sense."""
-        return any((lemma, pos) in self.phrases for pos in POS)
+        return lemma in self._phrase_lemmas
 
     def _listed(self, lemma: str, pos: str) -> tuple[str, ...]:
         """WordNet's own synset ids of ``lemma`` as ``pos`` (its index file's line)."""

@@ -214,7 +214,7 @@ _RARE_KIND_CREDIT = 0.55
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
 _ANIMAL_LEXNAME = 5
-_ANIMAL_AND_PERSON = frozenset({_ANIMAL_LEXNAME, 18})  # noun.animal, noun.person
+_ANIMAL_AND_PERSON = frozenset({_ANIMAL_LEXNAME, _PERSON_LEXNAME})  # noun.animal, noun.person
 _PERSON_WORDS = frozenset("""
 person persons people man men woman women guy guys lady ladies someone somebody anyone anybody
 """.split())
@@ -665,7 +665,9 @@ class LexicalAligner:
             if len(part) < size or "n't" in part or \
                     part[0] in STOPWORDS and part[0] not in ("off", "up") and not self._is_phrase(part):
                 continue
-            found = self._collocation(_as_listed(part)) or self._collocation(part) or self._moving_into(part)
+            listed = _as_listed(part)
+            found = self._collocation(listed) or (listed != part and self._collocation(part)) \
+                or self._moving_into(part)
             if found:
                 senses = dict(found[1])
                 forms = frozenset(self.wordnet.synset(s).words[0] for ids in senses.values() for s in ids[:1])
