@@ -205,6 +205,9 @@ often when where than like
 """.split())
 # Support from a described word used in one of its rarer senses, the one the asked word names.
 _RARE_SENSE_CREDIT = 0.8
+# An asked thing named inside a described act read as one collocation ("the ball" in "dunks the ball"): said, though
+# under 1.0 so that the act stays free to say the asked act.
+_NAMED_IN_AN_ACT_CREDIT = 0.9
 # A closed compound says its head word when the two share a kind at least this deep (a container, not an artifact).
 _COMPOUND_KIND_DEPTH = 6
 # An asked word in a rare sense the description names the kind of: said, but more generally.
@@ -257,6 +260,12 @@ def _rare_synonym(asked: Term, said: Term) -> bool:
     """The asked word's commonest sense is one of the described word's rarer ones: "works" (the dough) is
     "kneads". Only that way round: the asked word says which sense is meant, a described word alone does not."""
     return any(ids[0] in said.rare for ids in asked.senses.values() if ids)
+
+
+def _named_in_an_act(asked: Term, said: Term) -> bool:
+    """The asked thing is a word of the described act's collocation after its verb: "the ball" in "dunks the ball",
+    which WordNet lists as one lemma, so the thing would otherwise go unsaid."""
+    return not asked.act and said.act and bool(asked.forms & set(said.text.lower().split()[1:]))
 
 
 @dataclass
@@ -738,7 +747,9 @@ class LexicalAligner:
     def _relation(self, asked: Term, said: Term) -> tuple[float, str | None]:
         key = (asked.key, said.key)
         if key not in self._relations:
-            if _rare_synonym(asked, said):
+            if _named_in_an_act(asked, said):
+                self._relations[key] = (_NAMED_IN_AN_ACT_CREDIT, None)
+            elif _rare_synonym(asked, said):
                 self._relations[key] = (_RARE_SENSE_CREDIT, None)
             else:  # words whose reaches do not meet are unrelated, without reading every pair of senses
                 met = asked.forms & said.forms or self._reach(asked) & self._reach(said)
