@@ -564,6 +564,15 @@ def test_a_phrasal_verb_defined_by_its_own_verb_is_said_by_a_way_of_that_verb(al
     assert ("falls over", "tumbles", 1.0) in aligner.align("a person falls over", "A hiker tumbles onto the path.").aligned
 
 
+def test_off_with_nothing_after_it_is_leaving_and_off_a_thing_is_not(aligner):
+    """"runs off" (down the road) is running away, said by any verb of moving away ("dashes away"); "jumps off the
+    table" is getting down from it, not leaving ("walks away from the table" does not say it)."""
+    ran = aligner.align("the girl runs off", "The girl dashes away.")
+    assert ("runs off", "dashes away", 0.75) in ran.aligned, ran.explain()
+    assert ("drives off", "pulls away", 0.75) in aligner.align("the car drives off", "The car pulls away.").aligned
+    assert "jumps off" in aligner.align("the cat jumps off the table", "The cat walks away from the table.").missing
+
+
 def test_a_plain_word_for_going_one_way_is_said_by_a_verb_of_moving_that_way(aligner):
     """"leaves" is said by "pulls away", "gets out" by "climbs out", "comes in" by "walks in": each a way of going
     that way. Another way ("pulls up") is not it, and a specific way of leaving ("walks out") is not said by

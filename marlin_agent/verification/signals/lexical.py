@@ -84,7 +84,7 @@ _PLAIN_GOING = frozenset("get go come move head".split())
 # Words before a verb in the passive ("gets knocked down", "is carried off").
 _PASSIVE = frozenset("is are was were be been being get gets got gotten getting".split())
 # Particles of leaving or coming in, which any verb of moving says whatever its manner ("runs away" / "walks away";
-# not "off", which is as often from a surface: "jumps off the train").
+# "off" only with no thing after it, which it is as often from: "jumps off the train").
 _LEAVING_WAYS = frozenset({"away", "out", "in"})
 # How far after a verb of moving the way it goes is looked for, and the words that end its clause first.
 _WAY_REACH = 6
@@ -347,6 +347,12 @@ def _is_thing(term: Term) -> bool:
     """A thing the event names ("the pallet of tyres"): a noun that is not its act and weighs as a content
     word. (A word WordNet does not know, a name, counts in ``lexical`` as written, not as a kind of thing.)"""
     return not term.act and term.weight >= 0.5 and "n" in term.senses
+
+
+def _leaving(particle: str, then: list[str]) -> bool:
+    """A particle of leaving or coming in (before the words ``then``): "off" only where no thing follows it, since
+    "runs off" (down the road) is leaving and "jumps off the train" getting down from something."""
+    return particle in _LEAVING_WAYS or particle == "off" and not (then[:1] and then[0] in _DETERMINERS)
 
 
 def _following(text_words: list[str], head: str) -> list[str] | None:
@@ -1258,11 +1264,11 @@ class LexicalAligner:
         ways = self._ways_by_sense(term)
         verb, *particle = term.text.split()
         after = _following(asked_words, verb) or []
-        if not particle and after[:1] and after[0] in _LEAVING_WAYS:
+        if not particle and after[:1] and _leaving(after[0], after[1:]):
             particle = after[:1]
         if len(particle) == 1 and particle[0] in _WAY_OF and (
                 set(self.wordnet.base_forms(verb, "v") or [verb]) & _PLAIN_GOING
-                or particle[0] in _LEAVING_WAYS and self._moves(verb)):
+                or _leaving(particle[0], after[1:] if after[:1] == particle else []) and self._moves(verb)):
             ways.add(_WAY_OF[particle[0]])
         return ways
 
