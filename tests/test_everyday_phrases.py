@@ -73,6 +73,10 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the woman bursts into tears", "The woman cries at the table.", ("bursts into tears", "cries")),
     ("the man in trainers jogs past", "A man in sneakers runs by.", ("trainers", "sneakers")),
     ("the girl opens her lunchbox", "The girl opens her lunch box.", ("lunchbox", "lunch box")),
+    ("a kid takes a tumble in the park", "A little boy falls over on the grass.", ("takes a tumble", "falls over")),
+    ("the car crashes", "The car smashes into a lamppost.", ("crashes", "smashes into")),
+    ("the man checks his phone", "The man looks at his mobile.", ("phone", "mobile")),
+    ("a stray makes a run for it", "A sheep escapes from the pen.", ("makes a run for it", "escapes from")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)

@@ -446,6 +446,18 @@ def test_a_thing_inside_a_described_collocation_is_said_and_leaves_the_act_free(
     assert "ball" in aligner.align("the guard throws the ball", "He runs the length of the court.").missing
 
 
+def test_people_named_by_age_and_sex_say_each_other_as_far_as_the_words_agree(aligner):
+    """WordNet files a boy under males and a kid under young people, with nothing between: a boy is a kid, and a
+    kid may be a boy; a kid is no man, and a girl no boy."""
+    def credit(asked, said):
+        return next((c for a, s, c in aligner.align(asked, said).aligned if a != "falls"), 0.0)
+
+    assert credit("a kid falls", "A boy falls.") == 0.75 and credit("a child falls", "A girl falls.") == 0.75
+    assert credit("a boy falls", "A kid falls.") == 0.55
+    assert ("kid", "man", "exclusive") in aligner.align("a kid falls", "A man falls.").conflicts
+    assert aligner.align("a girl falls", "A boy falls.").conflict > 0
+
+
 def test_a_word_the_dictionary_defines_as_the_other_is_said_by_it(aligner):
     """WordNet defines "bloke" as "a boy or man", though it files it beside "man", not under it: a man in a
     description says the bloke asked about, and is not a different person. Two people that no definition
@@ -571,6 +583,15 @@ def test_off_with_nothing_after_it_is_leaving_and_off_a_thing_is_not(aligner):
     assert ("runs off", "dashes away", 0.75) in ran.aligned, ran.explain()
     assert ("drives off", "pulls away", 0.75) in aligner.align("the car drives off", "The car pulls away.").aligned
     assert "jumps off" in aligner.align("the cat jumps off the table", "The cat walks away from the table.").missing
+
+
+def test_an_unsaid_act_going_down_is_denied_by_a_description_that_only_goes_up(aligner):
+    """"Gets decked" is being knocked down; a description where the boxer only gets back up is the moment after, not
+    it. One that goes both ways, or says the act itself ("pulls up a chair and sits"), is not denied for it."""
+    decked = aligner.align("the man in blue gets decked", "The blue boxer gets back up and raises his gloves.")
+    assert ("decked", "gets back up", "the other way") in decked.conflicts, decked.explain()
+    assert aligner.align("the man sits down", "The man pulls up a chair and sits.").conflict == 0
+    assert aligner.align("the man sits down", "The man stands up and then sits down again.").conflict == 0
 
 
 def test_a_plain_word_for_going_one_way_is_said_by_a_verb_of_moving_that_way(aligner):

@@ -83,6 +83,10 @@ _WAY_OF = {"in": "in", "into": "in", "inside": "in", "indoors": "in", "out": "ou
 _PLAIN_GOING = frozenset("get go come move head".split())
 # Words before a verb in the passive ("gets knocked down", "is carried off").
 _PASSIVE = frozenset("is are was were be been being get gets got gotten getting".split())
+# The two ways a body goes that deny each other whatever the verbs ("gets decked" / "gets back up").
+_UP_AND_DOWN = frozenset({"up", "down"})
+_OTHER_WAY = 0.7
+_BODILY_LEXNAMES = frozenset({29, 35, 38})  # WordNet's verb.body, verb.contact, verb.motion
 # Particles of leaving or coming in, which any verb of moving says whatever its manner ("runs away" / "walks away";
 # "off" only with no thing after it, which it is as often from: "jumps off the train").
 _LEAVING_WAYS = frozenset({"away", "out", "in"})
@@ -772,6 +776,8 @@ class LexicalAligner:
                     found = (_GLOSS_MORE_GENERAL, None)
                 if found == (0.0, None) and (self._role_and_look(asked, said) or self._animal_by_role(asked, said)):
                     found = (_PERSON_BY_LOOK_CREDIT, None)
+                if found == (0.0, None):
+                    found = self._by_looks(asked, said)
                 if found == (0.0, None) and (len({self._people(asked), self._people(said)} - {None}) == 2
                                              or self._group_and_member(asked, said)):
                     found = (_MEMBERS_CREDIT, None)
@@ -1062,6 +1068,19 @@ class LexicalAligner:
             return False
         return not {self._looks[look] for look in one[1]} & other[1]
 
+    def _by_looks(self, asked: Term, said: Term) -> tuple[float, str | None]:
+        """Two people named by sex or age, where WordNet files them apart: "a boy" says "a kid" (a young person, and
+        male too), "a kid" says "a boy" only in part (the kid may be a girl); a sex or an age the other excludes
+        denies it ("a kid" / "a man")."""
+        one, other = self._person(asked), self._person(said)
+        if one is None or other is None or one[0] != "look" or other[0] != "look" or not one[1] or not other[1]:
+            return 0.0, None
+        if {self._looks[look] for look in one[1]} & other[1]:
+            return 0.0, "exclusive"
+        if one[1] <= other[1]:
+            return _KIND_CREDIT, None
+        return (_PERSON_BY_LOOK_CREDIT, None) if other[1] <= one[1] else (0.0, None)
+
     def _rare_kind(self, asked: Term, said: Term) -> bool:
         """One of the asked word's rarer senses is, one step down, a kind of what the described word names in
         its commonest sense: the description says which sense the user meant ("the ace", against "an
@@ -1200,6 +1219,9 @@ class LexicalAligner:
             found.append(((*other, "another thing"), _OTHER_OBJECT))
         if said_any and (beast := self._an_animal_for_a_person(asked, asked_terms, said, said_terms)):
             found.append(((*beast, "exclusive"), _CONFLICT_SCORES["exclusive"]))
+        unsaid = [term for term, credit in credits if credit < 0.5]
+        if said_any and (turned := self._gone_the_other_way(asked, unsaid, said, said_terms)):
+            found.append(((*turned, "the other way"), _OTHER_WAY))
         return found
 
     def _an_animal_for_a_person(self, asked: str, asked_terms, said: str, said_terms) -> tuple[str, str] | None:
@@ -1342,6 +1364,43 @@ class LexicalAligner:
                 self._undergone(said_words, mover)
             found += [(term, mover) for term, asked in asked_ways if asked & ways]
         return found
+
+    def _gone_the_other_way(self, asked: str, asked_terms, said: str, said_terms) -> tuple[str, str] | None:
+        """(asked act, described act) when an asked act no word says goes down and the description only up, or the
+        other way round: "the man in blue gets decked" (knocked down) / "the blue boxer gets back up". A description
+        that goes both ways ("gets up and sits down again"), or says the act itself ("pulls up a chair and sits"),
+        denies nothing here."""
+        asked_words, said_words = words(asked), words(said)
+        asked_ways = {way: term for term in asked_terms for way in (
+            self._ways_asked(term, asked_words) | self._posture(term)
+            | (self._undergone(asked_words, term) if self._bodily(term) else set()) if term.act
+            else self._ways_named(term)) if way in _UP_AND_DOWN}
+        movers = [term for term in said_terms if term.act]
+        acts = {term.text.split()[0] for term in movers}
+        said_ways = {way: mover for mover in movers for way in (
+            self._ways_said(said_words, mover, acts - {mover.text.split()[0]}) | self._undergone(said_words, mover)
+            | self._posture(mover)) if way in _UP_AND_DOWN}
+        if len(asked_ways) != 1 or len(said_ways) != 1 or asked_ways.keys() == said_ways.keys():
+            return None
+        return next(iter(asked_ways.values())).text, next(iter(said_ways.values())).text
+
+    @cached_property
+    def _postures(self) -> dict[str, frozenset[str]]:
+        """WordNet's plain acts of getting up and of getting down (rising to one's feet, standing up; lying or sitting
+        down), by the way they go. Only these: "up" in "pulls up a chair" or "picks up the box" is no way at all."""
+        def senses(*lemmas: str) -> frozenset[str]:
+            return frozenset(self.wordnet.senses(lemma, "v", 1)[0] for lemma in lemmas)
+        return {"up": senses("get_up", "stand_up"), "down": senses("lie_down", "sit_down")}
+
+    def _bodily(self, term: Term) -> bool:
+        """An act of moving or touching by one of its commonest senses ("decked": knocked down), not one of naming or
+        calling ("time is called": WordNet's "call up" is a telephone call, no way up)."""
+        return any(self.wordnet.synset(sense).lexname in _BODILY_LEXNAMES for sense in term.senses.get("v", ())[:3])
+
+    def _posture(self, term: Term) -> set[str]:
+        """The way an act goes if it is getting up or getting down by its commonest senses ("gets back up": up)."""
+        senses = set(term.senses.get("v", ())[:2])
+        return {way for way, postures in self._postures.items() if postures & senses}
 
     @cached_property
     def _machines(self) -> frozenset[str]:
