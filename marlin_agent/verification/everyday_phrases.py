@@ -221,7 +221,6 @@ give the once-over = inspect.v.01
 go wild = cheer.v.02
 put one's hands together = applaud.v.01
 high-five = slap.v.01
-
 pop the cork = open.v.01
 tear open = open.v.01
 rip open = open.v.01

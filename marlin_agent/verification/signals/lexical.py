@@ -85,7 +85,6 @@ _PLAIN_GOING = frozenset("get go come move head".split())
 _PASSIVE = frozenset("is are was were be been being get gets got gotten getting".split())
 # The two ways a body goes that deny each other whatever the verbs ("gets decked" / "gets back up").
 _UP_AND_DOWN = frozenset({"up", "down"})
-_OTHER_WAY = 0.7
 _BODILY_LEXNAMES = frozenset({29, 35, 38})  # WordNet's verb.body, verb.contact, verb.motion
 # Particles of leaving or coming in, which any verb of moving says whatever its manner ("runs away" / "walks away";
 # "off" only with no thing after it, which it is as often from: "jumps off the train").
@@ -162,6 +161,8 @@ _CONFLICT_SCORES = {"antonym": 1.0, "exclusive": 0.8, "kin": 0.6}
 # The same act done to another thing denies the event ("cut a ribbon" / "cut the wedding cake"): as strongly as
 # a reversal. Only where the two things have no parent within two steps ("box" and "parcel" may be one thing).
 _OTHER_OBJECT = 0.7
+# A description that goes the other way denies the event as strongly ("from right to left", "switches on").
+_OTHER_WAY = 0.7
 _GOAL_REACH = 5  # words after the act within which "into" or "onto" names where it puts its thing
 # WordNet's lexicographer files of things whose parts a compound names ("the car door", "the kitchen door"):
 # noun.artifact and noun.location.
@@ -1066,7 +1067,11 @@ class LexicalAligner:
         one, other = self._person(asked), self._person(said)
         if one is None or other is None or one[0] == other[0]:
             return False
-        return not {self._looks[look] for look in one[1]} & other[1]
+        return not self._excludes(one[1], other[1])
+
+    def _excludes(self, looks: frozenset[str], others: frozenset[str]) -> bool:
+        """A sex or an age in ``looks`` excludes one in ``others`` (an adult, a kid; a man, a girl)."""
+        return bool({self._looks[look] for look in looks} & others)
 
     def _by_looks(self, asked: Term, said: Term) -> tuple[float, str | None]:
         """Two people named by sex or age, where WordNet files them apart: "a boy" says "a kid" (a young person, and
@@ -1075,7 +1080,7 @@ class LexicalAligner:
         one, other = self._person(asked), self._person(said)
         if one is None or other is None or one[0] != "look" or other[0] != "look" or not one[1] or not other[1]:
             return 0.0, None
-        if {self._looks[look] for look in one[1]} & other[1]:
+        if self._excludes(one[1], other[1]):
             return 0.0, "exclusive"
         if one[1] <= other[1]:
             return _KIND_CREDIT, None
@@ -1191,10 +1196,10 @@ class LexicalAligner:
         if credit_sum > 0:  # a description about something else reverses nothing
             for denial in _reversals(asked, said, self._same_act(asked_terms, said_terms, relations)):
                 result.conflicts.append(denial)
-                conflict = max(conflict, 0.7)
+                conflict = max(conflict, _OTHER_WAY)
         if credit_sum > 0 and (turned := next((pair for pair, same in switched if not same), None)):
             result.conflicts.append((turned[0].text, turned[1].text, "the other way"))
-            conflict = max(conflict, 0.7)
+            conflict = max(conflict, _OTHER_WAY)
         result.swaps = self._swaps(asked_terms, said_terms, relations, used)
         for denial, score in self._others(asked, said, asked_terms, said_terms, relations, used, credits):
             result.conflicts.append(denial)
@@ -1356,14 +1361,15 @@ class LexicalAligner:
                       else (term, self._ways_named(term)) for term in asked_terms]
         if not any(ways for _, ways in asked_ways):
             return []
+        return [(term, mover) for mover, ways in self._movers_ways(said_words, said_terms)
+                for term, asked in asked_ways if asked & ways]
+
+    def _movers_ways(self, said_words: list[str], said_terms) -> list[tuple[Term, set[str]]]:
+        """Each described act and the ways it goes: by its senses, its particle or its clause, or as a passive."""
         movers = [term for term in said_terms if term.act]
         acts = {term.text.split()[0] for term in movers}
-        found = []
-        for mover in movers:
-            ways = self._ways_said(said_words, mover, acts - {mover.text.split()[0]}) | \
-                self._undergone(said_words, mover)
-            found += [(term, mover) for term, asked in asked_ways if asked & ways]
-        return found
+        return [(mover, self._ways_said(said_words, mover, acts - {mover.text.split()[0]})
+                 | self._undergone(said_words, mover)) for mover in movers]
 
     def _gone_the_other_way(self, asked: str, asked_terms, said: str, said_terms) -> tuple[str, str] | None:
         """(asked act, described act) when an asked act no word says goes down and the description only up, or the
@@ -1375,11 +1381,8 @@ class LexicalAligner:
             self._ways_asked(term, asked_words) | self._posture(term)
             | (self._undergone(asked_words, term) if self._bodily(term) else set()) if term.act
             else self._ways_named(term)) if way in _UP_AND_DOWN}
-        movers = [term for term in said_terms if term.act]
-        acts = {term.text.split()[0] for term in movers}
-        said_ways = {way: mover for mover in movers for way in (
-            self._ways_said(said_words, mover, acts - {mover.text.split()[0]}) | self._undergone(said_words, mover)
-            | self._posture(mover)) if way in _UP_AND_DOWN}
+        said_ways = {way: mover for mover, ways in self._movers_ways(said_words, said_terms)
+                     for way in ways | self._posture(mover) if way in _UP_AND_DOWN}
         if len(asked_ways) != 1 or len(said_ways) != 1 or asked_ways.keys() == said_ways.keys():
             return None
         return next(iter(asked_ways.values())).text, next(iter(said_ways.values())).text
