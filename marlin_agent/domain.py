@@ -187,6 +187,8 @@ class Moment(Record):
     confidence: float
     evidence: list[Evidence]
     clip: str | None = None
+    spoken: bool = Field(False, description="Answered from what is said over the span (its transcript lines), not "
+                                            "from what is seen: a question about speech, or a topic a line words.")
 
 
 class TraceStep(Record):

@@ -114,6 +114,22 @@ def test_speech_alone_does_not_confirm_an_event_that_is_asked_as_seen(speech_vid
     assert heard, "the line was read, and rejected as the only evidence"
 
 
+def test_a_topic_a_line_words_in_full_is_answered_from_what_is_said(speech_video, library_env, tmp_path):
+    """"the final whistle" names nobody doing anything: it is a topic, and the line "Now the referee blows the
+    final whistle." says every word of it. The answer is that line's moment, marked as said, not seen; the event
+    with its subject and verb ("the referee blows the final whistle", above) stays a sight."""
+    folder = tmp_path / "talk"
+    folder.mkdir()
+    shutil.copy(speech_video, folder / "speech.mp4")
+    result = asyncio.run(ask("the final whistle", [str(folder)], load_settings(env=library_env)))
+    assert result.found, result.answer
+    top = result.moments[0]
+    assert iou((top.start, top.end), (18.0, 20.6)) >= 0.5 and top.spoken
+    assert next(e for e in top.evidence if e.kind == "grounding").text.startswith("said at")
+    seen = [m for m in result.moments + result.rejected if not m.spoken]
+    assert seen, "what is seen was checked too, and marked as seen"
+
+
 def test_the_python_api_answers_in_three_lines(shelf, library_env):
     from marlin_agent import VideoAgent
 

@@ -36,7 +36,7 @@ from marlin_agent.verification.calibration import calibration_for
 from marlin_agent.verification.confidence import as_shown, features
 from marlin_agent.verification.entailment import model_folder
 from marlin_agent.verification.fitting import FitCandidate, FitQuestion, fit_calibration
-from marlin_agent.verification.verifier import about_speech, combined
+from marlin_agent.verification.verifier import combined
 
 MATCH_IOU = 0.5
 
@@ -169,7 +169,7 @@ async def _check(case: PresenceCase, path: Path | None, ids: dict[str, str], ask
             raise VideoNotFound(f"video {case.video_id} is not in {videos} or could not be indexed")
         answer, checked = await ask(case.query, library_id)
         candidates = [Candidate(start=m.start, end=m.end, confidence=m.confidence, features=features(m.evidence),
-                                speech=about_speech(case.query),
+                                speech=m.spoken,
                                 iou=round(temporal_iou((m.start, m.end), case.span), 4) if case.span else 0.0)
                       for m in checked]
         best = max(candidates, key=lambda c: c.confidence, default=None)

@@ -11,6 +11,7 @@ still has its evidence. The ``run`` parameter is not part of what a planner mode
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -393,6 +394,9 @@ class Toolbox:
         done already (``regrounded``: its evidence). A line said is read as it is: Marlin cannot add to it.
         """
         meter = Meter()
+        if (claim.source is Source.SPEECH and not claim.speech
+                and await asyncio.to_thread(self.verifier.answered_by_line, claim.event, claim.said)):
+            claim = dataclasses.replace(claim, speech=True)  # a topic the line words in full is answered as said
         ref = await self._ref(run, claim.video_id)
         video = await self.video_info(run, claim.video_id)
         start, end = claim.span
@@ -423,7 +427,7 @@ class Toolbox:
         if timed is not None:
             (start, end), note = timed
             evidence.append(note)
-        moment = Moment(video=ref, start=start, end=end, evidence=evidence,
+        moment = Moment(video=ref, start=start, end=end, evidence=evidence, spoken=claim.speech,
                         confidence=self.verifier.confidence(evidence, claim.speech))
         run.keep(moment, claim.event)
         threshold = self.verifier.threshold

@@ -50,6 +50,7 @@ from marlin_agent.verification.features import Rule
 from marlin_agent.verification.instructions import INSTRUCTIONS_KIND, addressed, described
 from marlin_agent.verification.journal import Journal, Logged
 from marlin_agent.verification.signals import SPEECH_VERB, Embed, SpanTexts, build_signals
+from marlin_agent.verification.signals.lexical import Lexical
 
 # A judge reads Marlin's fresh caption of a span (the toolbox's SpanCaption, which sits above this
 # layer) and says whether the event is in it: (score in 0..1, a one-line reason).
@@ -66,6 +67,9 @@ UNREAD = 0.5
 # the event (MiniLM cosine about 0.49): an entailment model's "yes" there does not make an act no word says. The
 # middle of the levels (0.205 to 0.285) that score the realistic world's calibration part best, replayed.
 UNLIKE = 0.245
+# The share of a topic's words a line said must say for the line to answer it (``Verifier.answered_by_line``):
+# every word, each said outright (the word, a synonym, a kind of it), none only in part.
+WORDED = 0.99
 # The judge's "shown" (a verdict enters as 2·score − 1: shown 1, unclear 0, not shown −1).
 JUDGE_SHOWN = 1.0
 
@@ -204,6 +208,19 @@ class Verifier:
         if self.journal is not None:
             self.journal.write(texts, features(evidence))
         return evidence
+
+    def answered_by_line(self, event: str, line: str) -> bool:
+        """Does a line said word, in full, an event that is a topic rather than a sight: one that names nobody
+        doing anything ("homework due Friday", "the toast"), each of whose words the line says and none of which
+        it denies ("your homework is due on Friday", "raise a glass to the happy couple")? Such an event is
+        answered from what is said there, and says so. An event with a subject and its verb ("the referee blows
+        the final whistle") is a sight, which speech only corroborates, and a line that speaks to its reader
+        chooses nothing."""
+        lexical = next((signal for signal in self.signals if isinstance(signal, Lexical)), None)
+        if lexical is None or about_speech(event) or addressed(line) or lexical.aligner.names_a_clause(event):
+            return False
+        worded = lexical.aligner.align(event, line, True)
+        return bool(worded.aligned) and not worded.missing and not worded.conflicts and worded.support >= WORDED
 
     def confidence(self, evidence: list[Evidence], speech_question: bool = False) -> float:
         return combined(features(evidence), self.calibration, speech_question,

@@ -47,17 +47,25 @@ SPEECH_VERB = re.compile(
     r"speaking|announce|announces|announced|explain|explains|explained|tell|tells|told|shout|shouts|shouted|"
     r"remind|reminds|reminded|reminding)\b",
     re.IGNORECASE)
-# What may sit between a verb of saying and what is said: "tells the class that ...", "says about ...".
+# What may sit between a verb of saying and what is said: "says that ...", "talks about ...".
 _SAID_LEAD = re.compile(r"^(?:(?:about|that|of|on|to)\s+)+", re.IGNORECASE)
+# Verbs of saying told to someone, and who is told before what: "reminds the class of ...", "tells us that ...".
+_TOLD = re.compile(r"^(?:tell|tells|told|remind|reminds|reminded|reminding)$", re.IGNORECASE)
+_ADDRESSEE = re.compile(r"^(?:[\w'-]+\s+){1,3}?(?=(?:about|that|of|to)\s)", re.IGNORECASE)
 
 
 def said_content(event: str) -> str:
     """What an event about speech says is said: "the baker explains the dough should rise" → "the dough
-    should rise". A spoken line names neither its speaker nor the act of saying, so words compared with it
-    are the content's alone; an event with nothing after its verb of saying is kept whole."""
+    should rise", "the teacher reminds the class of the deadline" → "the deadline". A spoken line names neither
+    its speaker, nor whom it is told to, nor the act of saying, so words compared with it are the content's
+    alone; an event with nothing after its verb of saying is kept whole."""
     verb = SPEECH_VERB.search(event)
-    content = _SAID_LEAD.sub("", event[verb.end():].strip()) if verb else ""
-    return content or event
+    if not verb:
+        return event
+    after = event[verb.end():].strip()
+    if _TOLD.match(verb.group()):
+        after = _ADDRESSEE.sub("", after, count=1)  # whoever is told is not in the line either
+    return _SAID_LEAD.sub("", after) or event
 
 
 class Timed(Protocol):

@@ -120,6 +120,12 @@ _BEFORE_AN_ACT = frozenset("""
 is are was were be been being am do does did will would shall should can could may might must to not n't never
 """.split())
 
+# Words that make what follows them a clause's verb however it is spelled, and plural subjects whose verb is
+# in its base form ("people leave").
+_CLAUSE_VERBS = frozenset("gets got has have had".split())
+_PLURAL_SUBJECTS = frozenset("people men women children kids they we you i folk".split())
+_SUBJECT_PRONOUNS = frozenset("he she it someone somebody everyone everybody nobody one".split())
+
 # Verbs that lend their grammar to an act named as a thing: "take a tumble" is to tumble, "give a wipe" to wipe.
 _LIGHT_VERBS = frozenset("""
 take takes took taken taking give gives gave given giving make makes made making have has had having
@@ -535,6 +541,23 @@ class LexicalAligner:
                 shifted = {spot + 1 if at < spot < particle else spot for spot in owned}
                 return moved, shifted
         return tokens, owned
+
+    def names_a_clause(self, event: str) -> bool:
+        """Does ``event`` say someone does something, a verb with its subject ("the referee blows the whistle",
+        "cartons drop off the stack", "the lid is lifted"), rather than name a topic ("the final whistle",
+        "homework due Friday", "hiring engineers", "warning signs")?"""
+        said = _words(event)
+        for before, word in zip(("", *said), said, strict=False):
+            if word in _BEFORE_AN_ACT - {"to", "not", "n't", "never"} or word in _CLAUSE_VERBS:
+                return True
+            if not before or before.endswith("ing") or before in _BEFORE_A_THING or not self.wordnet.senses(word, "v"):
+                continue
+            bases, subject = set(self.wordnet.base_forms(word, "v")), self.wordnet.base_forms(before, "n")
+            if word.endswith("s") and word not in bases and (subject or before in _SUBJECT_PRONOUNS):
+                return True  # "blows" after "the referee", not "signs" after "new"
+            if word in bases and (before in _PLURAL_SUBJECTS or subject and before not in subject):
+                return True  # "cartons drop", "people leave"
+        return False
 
     def _terms(self, text: str) -> tuple[Term, ...]:
         tokens, owners = self._tokens(_FRAMING.sub(" ", text.lower()))
