@@ -77,6 +77,9 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the car crashes", "The car smashes into a lamppost.", ("crashes", "smashes into")),
     ("the man checks his phone", "The man looks at his mobile.", ("phone", "mobile")),
     ("a stray makes a run for it", "A sheep escapes from the pen.", ("makes a run for it", "escapes from")),
+    ("the boxer in red throws a punch", "The boxer in red throws a right hook.", ("throws a punch", "throws a right hook")),
+    ("a motorist dings a post while backing up", "Backing into a bay, a grey car knocks into a post.",
+     ("dings", "knocks")),
 ])
 def test_slang_and_idioms_are_said_by_the_plain_words_a_caption_uses(aligner, asked, said, pair):
     alignment = aligner.align(asked, said)
@@ -96,6 +99,7 @@ def test_an_everyday_phrase_is_read_before_the_light_verb_it_starts_with(aligner
     ("the couple take a twirl", "The couple take a photo."),
     ("the van peels out", "The van parks by the kerb."),
     ("the man rocks up", "The man rocks the baby to sleep."),
+    ("the car bumps a pillar", "The car backs into a parking bay."),  # backing into a space is parking
 ])
 def test_a_phrase_is_not_said_by_the_literal_words_it_is_made_of(aligner, asked, said):
     alignment = aligner.align(asked, said)

@@ -145,6 +145,11 @@ get jiggy = dance.v.01
 # fighting and hitting
 land a punch = punch.v.01
 throw a punch = punch.v.01
+throw a hook = punch.v.01
+throw a right hook = punch.v.01
+throw a left hook = punch.v.01
+throw a jab = punch.v.01
+throw an uppercut = punch.v.01
 have a scrap = fight.v.01
 get into a scrap = fight.v.01
 connect with = hit.v.03 hit.v.01
@@ -156,7 +161,6 @@ square up = fight.v.01
 sucker-punch = punch.v.01
 # vehicles and machines
 ding += bump.v.01
-back into = bump.v.01
 reverse = back.v.02
 back up = back_up.v.02
 crash = crash.v.01 collide.v.03
