@@ -513,6 +513,17 @@ def test_a_closed_compound_says_its_head_word_when_both_are_of_one_kind(aligner)
     assert "pet" in aligner.align("the pet sleeps", "The carpet is red.").missing
 
 
+def test_an_open_compound_of_a_person_a_group_or_a_made_thing_says_what_its_head_says(aligner):
+    """WordNet files "married couple" under marriage, apart from "couple", so "the pair" went unsaid; a compound of
+    the kind its last word commonly names is a kind of that word. "A hot dog" (first a show-off, then a sausage)
+    is no dog, and "a sea lion" no lion."""
+    pair = aligner.align("the pair take a twirl", "The married couple dance slowly while everyone watches.")
+    assert ("pair", "married couple", 0.75) in pair.aligned and not pair.missing, pair.explain()
+    assert ("car", "police car", 0.9) in aligner.align("the car stops", "A police car stops.").aligned
+    assert "dog" in aligner.align("the dog barks", "A man eats a hot dog.").missing
+    assert "lion" in aligner.align("the lion roars", "A sea lion barks.").missing
+
+
 def test_a_described_word_that_is_an_asked_thing_does_not_say_the_act_too(aligner):
     """"the drive" of a house is the driveway asked for; that its commonest noun sense is an act of driving does
     not make it say "pulls into" as well. A word that is the asked act may still say a thing too ("a fast serve"
@@ -793,13 +804,16 @@ def test_two_acts_are_not_denied_by_what_their_words_name_as_things(aligner):
 
 def test_the_same_act_done_to_another_thing_denies_the_event(aligner):
     """What an act is done to tells two moments of one scene apart: "lifts a pallet of cartons" is not "lifts a
-    pallet of tyres", "throws a right hook" is not "throws his gum shield". A captioner's other word for the same
+    pallet of tyres", "throws a towel into the ring" is not "throws his gum shield" (and "throws a right hook" is a
+    punch, no throwing at all). A captioner's other word for the same
     thing is not another thing: a parcel may be the box (both containers), a lawn the grass (a field of mowed grass),
     and "cuts the bread" is the loaf sliced."""
     tyres = aligner.align("the forklift lifts a pallet of tyres", "The forklift lifts a pallet of cartons onto the shelf.")
     assert ("tyres", "cartons", "another thing") in tyres.conflicts and tyres.conflict >= 0.7, tyres.explain()
+    towel = aligner.align("the boxer in red throws his gum shield", "The boxer in red throws a towel into the ring.")
+    assert any(why == "another thing" for _, _, why in towel.conflicts), towel.explain()
     hook = aligner.align("the boxer in red throws his gum shield", "The boxer in red throws a right hook.")
-    assert any(why == "another thing" for _, _, why in hook.conflicts), hook.explain()
+    assert hook.action == 0.0, hook.explain()
     for asked, said in (("a woman carries the box", "A woman carries the parcel up the stairs."),
                         ("a cat crosses the grass", "The squirrel flees as a cat crosses the lawn."),
                         ("the baker slices the loaf", "The baker cuts the bread into slices."),

@@ -227,6 +227,7 @@ _RARE_KIND_CREDIT = 0.55
 # other way: the same person may be both, though the words do not say so.
 _PERSON_BY_LOOK_CREDIT = 0.55
 _PERSON_LEXNAME = 18
+_OPEN_COMPOUND_LEXNAMES = frozenset({6, 14, 18})  # noun.artifact, noun.group, noun.person
 _ANIMAL_LEXNAME = 5
 _ANIMAL_AND_PERSON = frozenset({_ANIMAL_LEXNAME, _PERSON_LEXNAME})  # noun.animal, noun.person
 _PERSON_WORDS = frozenset("""
@@ -788,25 +789,34 @@ class LexicalAligner:
             else:  # words whose reaches do not meet are unrelated, without reading every pair of senses
                 met = asked.forms & said.forms or self._reach(asked) & self._reach(said)
                 found = self._relation_uncached(asked, said) if met else (0.0, None)
-                if found == (0.0, None) and self._rare_kind(asked, said):
-                    found = (_RARE_KIND_CREDIT, None)
-                if not found[0] and (rare := self._kin_in_a_rare_sense(asked, said)):
-                    found = (rare, None)  # a bag is luggage in its sixth sense, not a sibling of it
-                if found == (0.0, None):
-                    found = (self._defined_credit(asked, said), None)
-                if found == (0.0, None) and self._compound_head(asked, said):
-                    found = (_KIND_CREDIT, None)
-                if found == (0.0, None) and self._compound_head(said, asked):  # "the case", for the suitcase
-                    found = (_GLOSS_MORE_GENERAL, None)
-                if found == (0.0, None) and (self._role_and_look(asked, said) or self._animal_by_role(asked, said)):
-                    found = (_PERSON_BY_LOOK_CREDIT, None)
-                if found == (0.0, None):
-                    found = self._by_looks(asked, said)
-                if found == (0.0, None) and (len({self._people(asked), self._people(said)} - {None}) == 2
-                                             or self._group_and_member(asked, said)):
-                    found = (_MEMBERS_CREDIT, None)
-                self._relations[key] = found
+                self._relations[key] = self._unlinked(asked, said, found) if not found[0] else found
         return self._relations[key]
+
+    def _unlinked(self, asked: Term, said: Term, found: tuple[float, str | None]) -> tuple[float, str | None]:
+        """Support for two words WordNet's links do not support one by the other (``found``: what they said), from
+        what else tells one is the other."""
+        if found == (0.0, None) and self._rare_kind(asked, said):
+            found = (_RARE_KIND_CREDIT, None)
+        if not found[0] and (rare := self._kin_in_a_rare_sense(asked, said)):
+            found = (rare, None)  # a bag is luggage in its sixth sense, not a sibling of it
+        if found == (0.0, None):
+            found = (self._defined_credit(asked, said), None)
+        if found == (0.0, None) and self._compound_head(asked, said):
+            found = (_KIND_CREDIT, None)
+        if found == (0.0, None) and self._compound_head(said, asked):  # "the case", for the suitcase
+            found = (_GLOSS_MORE_GENERAL, None)
+        if found == (0.0, None) and (head := self._open_compound_head(said)) is not None:
+            # "a married couple" is a couple, which says "the pair", though WordNet files it under marriage
+            credit = self._relation(asked, head)[0]
+            found = (min(credit, _KIND_CREDIT), None) if credit >= 0.5 else found
+        if found == (0.0, None) and (self._role_and_look(asked, said) or self._animal_by_role(asked, said)):
+            found = (_PERSON_BY_LOOK_CREDIT, None)
+        if found == (0.0, None):
+            found = self._by_looks(asked, said)
+        if found == (0.0, None) and (len({self._people(asked), self._people(said)} - {None}) == 2
+                                     or self._group_and_member(asked, said)):
+            found = (_MEMBERS_CREDIT, None)
+        return found
 
     def _reach(self, term: Term) -> frozenset[str]:
         """Everything a relation between two words goes through, so two words whose reaches do not meet are
@@ -1019,6 +1029,20 @@ class LexicalAligner:
             return True  # both people: "the keeper" may be the goalkeeper, "the man" the policeman
         near = {a for a in self._ancestors(compound[0], 2) if self.wordnet.depth(a) >= _COMPOUND_KIND_DEPTH}
         return any(near & set(self._ancestors(sense, 2)) for sense in self.wordnet.senses(word, "n"))
+
+    def _open_compound_head(self, term: Term) -> Term | None:
+        """The last word of a collocation WordNet lists as a person, a group or a made thing ("married couple",
+        "police car"), as a word of its own, when the collocation is of the kind that word commonly names: such a
+        compound is a kind of its head ("a hot dog", a person who shows off in its first sense, is no dog). Not
+        animals, plants or food, whose compounds often are not ("a sea lion", "a guinea pig")."""
+        words = term.text.split()
+        compound = term.senses.get("n", ())[:1]
+        if len(words) < 2 or not compound or (lexname := self.wordnet.synset(compound[0]).lexname) \
+                not in _OPEN_COMPOUND_LEXNAMES:
+            return None
+        head = self._word_term(words[-1], "the")
+        first = head.senses.get("n", ())[:1] if head is not None else ()
+        return head if first and self.wordnet.synset(first[0]).lexname == lexname else None
 
     @cached_property
     def _look_senses(self) -> dict[str, str]:
