@@ -78,6 +78,8 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the man checks his phone", "The man looks at his mobile.", ("phone", "mobile")),
     ("a stray makes a run for it", "A sheep escapes from the pen.", ("makes a run for it", "escapes from")),
     ("the boxer in red throws a punch", "The boxer in red throws a right hook.", ("throws a punch", "throws a right hook")),
+    ("someone's luggage splits", "A bag pops open on the belt.", ("splits", "pops open")),
+    ("the man opens the bag", "The bag pops open.", ("opens", "pops open")),
     ("a motorist dings a post while backing up", "Backing into a bay, a grey car knocks into a post.",
      ("dings", "knocks")),
 ])
