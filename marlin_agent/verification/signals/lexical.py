@@ -50,10 +50,12 @@ taking place get gets got getting go goes went going gone come comes came coming
 show shows shown showing start starts started starting begin begins began begun beginning seem seems way thing things
 person people man woman men women guy lady
 """.split())
-# Verbs of saying: when the description is a spoken line, the line itself is the saying.
+# Words for saying, verbs and nouns: when the description is a spoken line, the line itself is the saying (or the
+# announcement, the remark: "platform announcement" asks for a line that names the platform).
 SPEECH_VERBS = frozenset("""
 say says said saying mention mentions mentioned announce announces announced explain explains explained tell tells
 told talk talks talked speak speaks spoke state states stated remind reminds reminded ask asks asked shout shouts
+announcement announcements statement statements remark remarks comment comments message messages reminder reminders
 """.split())
 # Directions a description can reverse without any content word differing ("behind" / "in front of").
 # Only those that keep their landmark: "away from the house" and "toward the street" agree.
