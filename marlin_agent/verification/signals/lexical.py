@@ -122,8 +122,9 @@ _BEFORE_AN_ACT = frozenset("""
 is are was were be been being am do does did will would shall should can could may might must to not n't never
 """.split())
 
-# Words that make what follows them a clause's verb however it is spelled, and plural subjects whose verb is
-# in its base form ("people leave").
+# For telling a clause from a topic (``names_a_clause``): verbs that make a clause wherever they stand ("the box
+# gets opened", "the man has a hat"), plural subjects whose verb is in its base form ("people leave"), and pronouns
+# that are subjects ("she smiles").
 _CLAUSE_VERBS = frozenset("gets got has have had".split())
 _PLURAL_SUBJECTS = frozenset("people men women children kids they we you i folk".split())
 _SUBJECT_PRONOUNS = frozenset("he she it someone somebody everyone everybody nobody one".split())
@@ -330,9 +331,12 @@ def _said_share(credits: list[tuple[Term, float]], chosen: Callable[[Term], bool
 
 
 def _results(terms: tuple[Term, ...]) -> dict[Term, str]:
-    """Each act followed straight away by the state it leaves its thing in ("bursts open"), and that state."""
-    return {term: after.text for term, after in itertools.pairwise(terms)
-            if term.act and after.text in _RESULT_STATES}
+    """Each act followed straight away by the state it leaves its thing in ("bursts open"), and that state; an act
+    read as one phrase with its state ("pops open") too."""
+    found = {term: after.text for term, after in itertools.pairwise(terms) if term.act and after.text in _RESULT_STATES}
+    found.update({term: term.text.split()[-1] for term in terms
+                  if term.act and " " in term.text and term.text.split()[-1] in _RESULT_STATES})
+    return found
 
 
 def _same_result(asked_terms: tuple[Term, ...], said_terms: tuple[Term, ...]) -> list[tuple[Term, Term]]:
