@@ -66,8 +66,8 @@ async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: 
             caption = _caption(chosen, entry)
             key = _read_key(entry.event, caption)
             if key not in read:
-                judge = PlannerJudge(llm, RunUsage(), 1_000_000, 120.0)
-                score, reason = await judge(entry.event, caption)
+                score, reason = await _judged(PlannerJudge(llm, RunUsage(), 1_000_000, 120.0), entry.event, caption,
+                                              f"{part} {number}")
                 read[key] = score
                 with cache.open("a") as out:
                     out.write(json.dumps({"read": key, "part": part, "entry": number, "score": score,
@@ -75,6 +75,19 @@ async def verdicts(served: ServedModel, sets: dict[str, CalibrationSet], cache: 
                 print(f"{part} {number}/{len(chosen.entries)} {score:.2f} {entry.event[:50]!r}", flush=True)
             done[(part, number)] = read[key]
     return done
+
+
+async def _judged(judge, event: str, caption, where: str, tries: int = 3) -> tuple[float, str]:
+    """The judge's verdict, asked again when the server took too long (a machine busy with other work slows a CPU
+    server past the request's limit; the server is still there): one slow answer does not end an hour's run."""
+    from marlin_agent.errors import PlannerError
+
+    for attempt in range(1, tries):
+        try:
+            return await judge(event, caption)
+        except PlannerError as exc:
+            print(f"{where}: {exc.message}; asking again ({attempt}/{tries - 1})", flush=True)
+    return await judge(event, caption)
 
 
 def _read_key(event: str, caption) -> str:
