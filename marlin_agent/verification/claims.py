@@ -4,7 +4,9 @@ A claim carries everything its check depends on, so nothing about the question i
 be remembered anywhere else: the event, the span, where the span came from, and whether the event
 is something said (read from the transcript) or something seen (read from the captions). That mode
 is the event's own by default; a caller that knows better (the LLM planner, whose model words the
-event its own way, checks in the mode of the question it was asked) says so.
+event its own way, checks in the mode of the question it was asked) says so. A line said whose words
+are a topic's in full (``Verifier.answered_by_line``) is checked as said: ``Toolbox.check`` decides that,
+for every planner alike.
 """
 
 from __future__ import annotations

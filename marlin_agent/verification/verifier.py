@@ -209,6 +209,10 @@ class Verifier:
             self.journal.write(texts, features(evidence))
         return evidence
 
+    @cached_property
+    def _lexical(self) -> Lexical | None:
+        return next((signal for signal in self.signals if isinstance(signal, Lexical)), None)
+
     def answered_by_line(self, event: str, line: str) -> bool:
         """Does a line said word, in full, an event that is a topic rather than a sight: one that names nobody
         doing anything ("homework due Friday", "the toast"), each of whose words the line says and none of which
@@ -216,7 +220,7 @@ class Verifier:
         answered from what is said there, and says so. An event with a subject and its verb ("the referee blows
         the final whistle") is a sight, which speech only corroborates, and a line that speaks to its reader
         chooses nothing."""
-        lexical = next((signal for signal in self.signals if isinstance(signal, Lexical)), None)
+        lexical = self._lexical
         if lexical is None or about_speech(event) or addressed(line) or lexical.aligner.names_a_clause(event):
             return False
         worded = lexical.aligner.align(event, line, True)

@@ -52,7 +52,7 @@ person people man woman men women guy lady
 """.split())
 # Words for saying, verbs and nouns: when the description is a spoken line, the line itself is the saying (or the
 # announcement, the remark: "platform announcement" asks for a line that names the platform).
-SPEECH_VERBS = frozenset("""
+SPEECH_WORDS = frozenset("""
 say says said saying mention mentions mentioned announce announces announced explain explains explained tell tells
 told talk talks talked speak speaks spoke state states stated remind reminds reminded ask asks asked shout shouts
 announcement announcements statement statements remark remarks comment comments message messages reminder reminders
@@ -122,10 +122,10 @@ _BEFORE_AN_ACT = frozenset("""
 is are was were be been being am do does did will would shall should can could may might must to not n't never
 """.split())
 
-# For telling a clause from a topic (``names_a_clause``): verbs that make a clause wherever they stand ("the box
-# gets opened", "the man has a hat"), plural subjects whose verb is in its base form ("people leave"), and pronouns
-# that are subjects ("she smiles").
-_CLAUSE_VERBS = frozenset("gets got has have had".split())
+# For telling a clause from a topic (``names_a_clause``): words that make a clause wherever they stand (an
+# auxiliary, "the lid is lifted"; "the box gets opened", "the man has a hat"), plural subjects whose verb is in its
+# base form ("people leave"), and pronouns that are subjects ("she smiles").
+_CLAUSE_MAKERS = _BEFORE_AN_ACT - {"to", "not", "n't", "never"} | frozenset("gets got has have had".split())
 _PLURAL_SUBJECTS = frozenset("people men women children kids they we you i folk".split())
 _SUBJECT_PRONOUNS = frozenset("he she it someone somebody everyone everybody nobody one".split())
 
@@ -334,8 +334,10 @@ def _results(terms: tuple[Term, ...]) -> dict[Term, str]:
     """Each act followed straight away by the state it leaves its thing in ("bursts open"), and that state; an act
     read as one phrase with its state ("pops open") too."""
     found = {term: after.text for term, after in itertools.pairwise(terms) if term.act and after.text in _RESULT_STATES}
-    found.update({term: term.text.split()[-1] for term in terms
-                  if term.act and " " in term.text and term.text.split()[-1] in _RESULT_STATES})
+    for term in terms:
+        *verb, state = term.text.split()
+        if term.act and verb and state in _RESULT_STATES:
+            found[term] = state
     return found
 
 
@@ -555,7 +557,7 @@ class LexicalAligner:
         "homework due Friday", "hiring engineers", "warning signs")?"""
         said = _words(event)
         for before, word in zip(("", *said), said, strict=False):
-            if word in _BEFORE_AN_ACT - {"to", "not", "n't", "never"} or word in _CLAUSE_VERBS:
+            if word in _CLAUSE_MAKERS:
                 return True
             if not before or before.endswith("ing") or before in _BEFORE_A_THING or not self.wordnet.senses(word, "v"):
                 continue
@@ -1218,7 +1220,7 @@ class LexicalAligner:
         """How far ``said`` (a description of a moment, or with ``spoken`` a line said) says ``asked``."""
         asked_terms, said_terms = self.terms(asked), self.terms(said)
         if spoken:
-            asked_terms = tuple(t for t in asked_terms if t.text not in SPEECH_VERBS)
+            asked_terms = tuple(t for t in asked_terms if t.text not in SPEECH_WORDS)
         total = sum(t.weight for t in asked_terms)
         if not asked_terms or total == 0:
             return Alignment(support=0.0, conflict=0.0)
