@@ -80,6 +80,8 @@ def test_a_table_without_phrases_leaves_wordnet_as_it_is(wordnet):
     ("the boxer in red throws a punch", "The boxer in red throws a right hook.", ("throws a punch", "throws a right hook")),
     ("someone's luggage splits", "A bag pops open on the belt.", ("splits", "pops open")),
     ("the man opens the bag", "The bag pops open.", ("opens", "pops open")),
+    ("the singer stage-dives", "The singer leaps into the crowd.", ("stage-dives", "leaps")),
+    ("two riders break away", "Two riders attack off the front.", ("break away", "attack off the front")),
     ("a motorist dings a post while backing up", "Backing into a bay, a grey car knocks into a post.",
      ("dings", "knocks")),
 ])

@@ -445,6 +445,47 @@ def test_an_act_named_as_a_thing_after_a_light_verb_is_the_act(aligner):
     assert wiped.action == 1.0 and wiped.thing == 1.0, wiped.explain()
 
 
+def test_a_blow_thrown_landed_or_connected_with_is_the_blow(aligner):
+    """"throws a jab", "lands a kick", "connects with a big punch": the verb only delivers the blow, which is the
+    act. Something thrown that is not an act stays a thing ("throws a ball")."""
+    punched = aligner.align("the fighter in scarlet connects with a big punch",
+                            "The boxer in red throws a right hook and the boxer in blue staggers.")
+    assert punched.action == 1.0 and punched.conflict == 0, punched.explain()
+    kicked = aligner.align("the boxer lands a kick", "The boxer kicks his opponent.")
+    assert kicked.action == 1.0, kicked.explain()
+    assert ("ball", False) in [(t.text, t.act) for t in aligner.terms("the man throws a ball")]
+
+
+def test_an_ordinal_says_where_its_thing_stands_not_a_thing_of_its_own(aligner):
+    """"the first cut" is a cut: "first" is not a rank that a cake's "tiers" would be kin to. Orders still deny
+    each other ("the last bus" is not "the first bus")."""
+    cut = aligner.align("the happy pair carve into the tiers", "Newlyweds make the first cut in the cake.")
+    assert cut.conflict == 0, cut.explain()
+    assert aligner.align("the last bus leaves", "The first bus leaves.").conflict > 0
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("the yellow card", "A white player is booked by the referee."),
+    ("the red car", "A man in a blue shirt gets into the car."),
+    ("the big dog barks", "A small boy pats a dog."),
+])
+def test_a_colour_or_size_denies_only_the_thing_it_describes(aligner, asked, said):
+    """The white of a player is not the colour of a card: a describing word denies another only where both
+    describe one thing."""
+    assert aligner.align(asked, said).conflict == 0, aligner.align(asked, said).explain()
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("the red circle", "A blue circle moves."),
+    ("the boxer in red falls", "The boxer in blue goes down."),
+    ("the man in red", "A man in a blue jacket walks past."),  # what he wears is what he is in
+    ("the red bag", "A blue suitcase."),  # one kind of thing, though WordNet links the words only far down
+    ("the big dog barks", "A small dog barks."),
+])
+def test_a_colour_or_size_of_the_same_thing_still_denies(aligner, asked, said):
+    assert aligner.align(asked, said).conflict > 0, aligner.align(asked, said).explain()
+
+
 def test_an_act_named_by_its_noun_is_said_by_a_verb_for_it(aligner):
     """"the crash" is something done: a description where a cyclist falls says it, as it says "the cyclist
     crashes". A thing with a verb sense ("the bench", "into bags") stays a thing: no verb reading is added."""

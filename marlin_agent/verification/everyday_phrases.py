@@ -245,6 +245,9 @@ catch a wave = surf.v.01
 take a dip = swim.v.01
 hit the slopes = ski.v.01
 drop the gloves = fight.v.01
+attack off the front = break_away.v.01
+go off the front = break_away.v.01
+go clear = break_away.v.01
 # sleeping
 crash out = fall_asleep.v.01
 catch some rays = sunbathe.v.01
@@ -263,6 +266,9 @@ chuck up = vomit.v.01
 do one's business = defecate.v.01
 # birds
 take wing = fly.v.01
+# on stage
+stage-dive = jump.v.01
+stage dive = jump.v.01
 # things
 trolley += handcart.n.01
 luggage trolley = handcart.n.01

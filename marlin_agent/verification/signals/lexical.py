@@ -129,10 +129,19 @@ _CLAUSE_MAKERS = _BEFORE_AN_ACT - {"to", "not", "n't", "never"} | frozenset("get
 _PLURAL_SUBJECTS = frozenset("people men women children kids they we you i folk".split())
 _SUBJECT_PRONOUNS = frozenset("he she it someone somebody everyone everybody nobody one".split())
 
-# Verbs that lend their grammar to an act named as a thing: "take a tumble" is to tumble, "give a wipe" to wipe.
+# Verbs that lend their grammar to an act named as a thing: "take a tumble" is to tumble, "give a wipe" to wipe,
+# "throws a jab" to jab, "lands a kick" to kick.
 _LIGHT_VERBS = frozenset("""
 take takes took taken taking give gives gave given giving make makes made making have has had having
+throw throws threw thrown throwing land lands landed landing deliver delivers delivered delivering
 """.split())
+# Words after which a describing word describes the one who wears it: "the boxer in red", "a man wearing white".
+_WORN = frozenset("in wearing".split())
+# ... and those that take it after a preposition: "connects with a big punch" is to punch.
+_LIGHT_WITH = frozenset("connect connects connected connecting".split())
+# Words that place the thing after them in an order ("the first cut", "the last bus"): said as what it is like, never
+# as a thing of their own ("first" is also a rank, kin to a cake's "tier").
+_ORDINALS = frozenset("first second third fourth fifth last next".split())
 # WordNet's lexicographer files of things done or happening: noun.act, noun.event, noun.phenomenon, noun.process
 # (not noun.communication: "gives the man a book").
 _ACT_LEXNAMES = frozenset({4, 11, 19, 22})
@@ -355,6 +364,11 @@ def _interleaved(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]
 
 
 _REFLEXIVES = frozenset("myself yourself himself herself itself ourselves yourselves themselves".split())
+
+
+def _places_the_next(tokens: list[str], at: int) -> bool:
+    """``tokens[at]`` is an ordinal before the word it orders ("the first cut")."""
+    return tokens[at] in _ORDINALS and at + 1 < len(tokens) and tokens[at + 1] not in STOPWORDS
 
 
 def _as_listed(words: list[str]) -> list[str]:
@@ -584,6 +598,8 @@ class LexicalAligner:
             term, size = self._collocation_term(tokens[at: at + MOST_WORDS + 1], before)
             if term is None:
                 term, size = self._word_term(tokens[at], before), 1
+                if term is not None and _places_the_next(tokens, at) and "a" in term.senses:
+                    term = dataclasses.replace(term, by_pos=(("a", term.senses["a"]),), act=False, rare=frozenset())
             if term is not None:
                 terms.append(term)
                 starts.append(at)
@@ -658,14 +674,17 @@ class LexicalAligner:
         """A verb that says little but takes an act named as a thing ("takes a tumble", "gives a sharp blast",
         "gives the bench a wipe", "makes a save"): the act is the thing's verb, and the light verb says nothing.
         (Terms and how many words they cover, or None when ``tokens[at]`` starts no such phrase.)"""
-        if tokens[at] not in _LIGHT_VERBS or self._starts_a_phrase(tokens, at):
-            return None
-        article = at + 1
         whom = None
-        if (len(tokens) > at + 3 and tokens[at + 1] in _DETERMINERS and tokens[at + 1] not in ("a", "an")
-                and tokens[at + 3] in ("a", "an")):
-            whom = self._word_term(tokens[at + 2], tokens[at + 1])  # whom or what it is given: "the bench"
-            article = at + 3
+        if tokens[at] in _LIGHT_WITH and tokens[at + 1: at + 2] == ["with"]:
+            article = at + 2
+        elif tokens[at] not in _LIGHT_VERBS or self._starts_a_phrase(tokens, at):
+            return None
+        else:
+            article = at + 1
+            if (len(tokens) > at + 3 and tokens[at + 1] in _DETERMINERS and tokens[at + 1] not in ("a", "an")
+                    and tokens[at + 3] in ("a", "an")):
+                whom = self._word_term(tokens[at + 2], tokens[at + 1])  # whom or what it is given: "the bench"
+                article = at + 3
         if tokens[article: article + 1] not in (["a"], ["an"]):
             return None
         # "a tumble"; "a sharp blast": one describing word may come between
@@ -1309,6 +1328,65 @@ class LexicalAligner:
         for pair, credit in raised:
             if relations[pair][0] < credit:
                 relations[pair] = (credit, None)
+        asked_things, said_things = self._described(asked, asked_terms), self._described(said, said_terms)
+        for (a, s), (credit, why) in relations.items():
+            if why in ("exclusive", "antonym") and a in asked_things and s in said_things \
+                    and not self._one_thing(asked_things[a], said_things[s], relations):
+                relations[(a, s)] = (credit, None)  # "the yellow card" / "a white player": the player is white
+
+    def _described(self, text: str, terms) -> dict[Term, set[Term]]:
+        """Each describing word of ``text`` (a colour, a size) and the things it describes there: the thing right
+        after it ("a white player"), or the one it is worn by ("the boxer in red throws"). A describing word whose
+        thing is not plain ("a red and white bus", "the red one") is left out: it may describe anything."""
+        words = re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
+        placed: list[tuple[int, Term]] = []
+        cursor = 0
+        for term in terms:
+            first = term.text.split()[0]
+            if first in words[cursor:]:
+                cursor = words.index(first, cursor)
+                placed.append((cursor, term))
+                cursor += 1
+        things = [(at, term) for at, term in placed if "n" in term.senses and not term.act and " " not in term.text]
+        found: dict[Term, set[Term]] = {}
+        for at, term in placed:
+            if "a" not in term.senses or term.act:
+                continue
+            if at and words[at - 1] in _WORN:
+                thing = next((t for spot, t in reversed(things) if spot < at), None)
+            else:
+                thing = next((t for spot, t in things if spot == at + 1), None)
+            if thing is not None and thing is not term:
+                found.setdefault(term, set()).add(thing)
+        return found
+
+    def _one_thing(self, asked: set[Term], said: set[Term], relations) -> bool:
+        """Whether two describing words may describe one thing: their things say each other, one is worn by the
+        other ("the man in red" / "a man in a blue shirt"), or both are things of one kind that WordNet does not
+        link ("the red bag" / "a blue suitcase"). Not a person and a thing ("the yellow card" / "a white player"),
+        nor clothing and something else ("the red car" / "a man in a blue shirt")."""
+        for a in asked:
+            for s in said:
+                credit = relations[(a, s)][0] if (a, s) in relations else self._relation(a, s)[0]
+                if credit >= 0.5 or self._worn(a, s) or self._worn(s, a):
+                    return True
+                kinds = [(self.wordnet.synset(t.senses["n"][0]).lexname, self._is_clothing(t)) for t in (a, s)]
+                if kinds[0] == kinds[1]:
+                    return True
+        return False
+
+    def _is_clothing(self, term: Term) -> bool:
+        nouns = term.senses.get("n", ())[:1]
+        return bool(nouns) and bool(self._clothing & self._ancestors(nouns[0], _KIND_STEPS).keys())
+
+    def _worn(self, wearer: Term, worn: Term) -> bool:
+        """``worn`` names clothing and ``wearer`` a person in their commonest senses."""
+        people = wearer.senses.get("n", ())[:1]
+        return bool(people) and self.wordnet.synset(people[0]).lexname == _PERSON_LEXNAME and self._is_clothing(worn)
+
+    @cached_property
+    def _clothing(self) -> set[str]:
+        return set(self.wordnet.senses("clothing", "n", 1))
 
     @cached_property
     def _way_acts(self) -> dict[str, frozenset[str]]:
