@@ -464,6 +464,30 @@ def test_an_ordinal_says_where_its_thing_stands_not_a_thing_of_its_own(aligner):
     assert aligner.align("the last bus leaves", "The first bus leaves.").conflict > 0
 
 
+def test_a_noun_written_from_a_phrasal_verb_names_its_act(aligner):
+    """"the breakaway" is breaking away and "a wipeout" wiping out, however a description says that act; a noun
+    for a made thing written the same way stays a thing."""
+    broke = aligner.align("the breakaway", "Two riders attack off the front and open a gap on the peloton.")
+    assert broke.support == 1.0, broke.explain()
+    assert aligner.align("skater wipeout", "A skater wipes out on the ramp.").support == 1.0
+    assert aligner.align("the breakaway", "Two riders crash on the bend.").support == 0
+
+
+def test_a_word_for_two_of_anything_that_also_names_people_says_people_in_part(aligner):
+    """"the happy pair" are the newlyweds as "the couple" are: a pair is two people in one of its senses."""
+    pair = aligner.align("the happy pair carve into the tiers", "Newlyweds make the first cut in the cake.")
+    assert ("pair", "newlyweds", 0.55) in pair.aligned, pair.explain()
+
+
+def test_two_acts_that_take_a_thing_off_somewhere_say_each_other_in_part(aligner):
+    """Hauling luggage off and lifting a case off the carousel both take it off: said in part, whatever each
+    says about how. Not what is thrown or kicked off, nor an act with no thing taken ("jumps off the wall")."""
+    taken = aligner.align("a guy hauls his crimson luggage off", "A traveller lifts a heavy red case off the carousel.")
+    assert ("hauls off", "lifts", 0.6) in taken.aligned, taken.explain()
+    assert aligner.align("the man kicks the ball off the pitch", "The man throws the ball off the pitch.").action == 0
+    assert aligner.align("the man jumps off the wall", "The man lifts a box off the wall.").action == 0
+
+
 @pytest.mark.parametrize(("asked", "said"), [
     ("the yellow card", "A white player is booked by the referee."),
     ("the red car", "A man in a blue shirt gets into the car."),

@@ -135,6 +135,10 @@ _LIGHT_VERBS = frozenset("""
 take takes took taken taking give gives gave given giving make makes made making have has had having
 throw throws threw thrown throwing land lands landed landing deliver delivers delivered delivering
 """.split())
+# Where a thing is taken from, after the thing: "lifts a case off the belt", "drags the bag from the belt".
+_FROM = frozenset({"off", "from"})
+# WordNet's lexicographer files of a number of things (noun.group, noun.quantity): "a pair", "a trio".
+_NUMBER_LEXNAMES = frozenset({14, 23})
 # Words after which a describing word describes the one who wears it: "the boxer in red", "a man wearing white".
 _WORN = frozenset("in wearing".split())
 # ... and those that take it after a preposition: "connects with a big punch" is to punch.
@@ -714,10 +718,19 @@ class LexicalAligner:
     def _names_an_act(self, word: str) -> bool:
         """A noun whose commonest sense is something done or happening and that is a verb too ("tumble", "wipe",
         "blast"), unlike what is made or had ("a cake", "a bag")."""
-        if word in STOPWORDS or not self.wordnet.senses(word, "v", 1):
+        if word in STOPWORDS or not (self.wordnet.senses(word, "v", 1) or self._phrasal_verb_of(word)):
             return False
         nouns = self.wordnet.senses(word, "n", 1)
         return bool(nouns) and self.wordnet.synset(nouns[0]).lexname in _ACT_LEXNAMES
+
+    def _phrasal_verb_of(self, word: str) -> str | None:
+        """The phrasal verb a noun is written from, closed up or hyphenated ("breakaway": break away, "wipeout":
+        wipe out, "pile-up": pile up), as WordNet or the everyday phrases list it; None for any other word."""
+        for particle in _PARTICLES:
+            verb = word.removesuffix(particle).removesuffix("-")
+            if len(verb) > 2 and verb != word and self.wordnet.senses(f"{verb}_{particle}", "v", 1):
+                return f"{verb}_{particle}"
+        return None
 
     def _collocation_term(self, run: list[str], before: str) -> tuple[Term | None, int]:
         """The longest WordNet collocation or everyday phrase (up to five words) at the start of ``run`` (the word
@@ -761,6 +774,9 @@ class LexicalAligner:
         if token in STOPWORDS or token in NEGATIONS or token.isdigit():
             return None
         every = {pos: tuple(self.wordnet.senses(token, pos)) for pos in ("n", "v", "a", "r")}
+        if not every["v"] and every["n"] and self._names_an_act(token):
+            # an act named by the phrasal verb it is written from: "the breakaway" is breaking away
+            every["v"] = tuple(self.wordnet.senses(self._phrasal_verb_of(token) or token, "v"))
         senses = {pos: ids[:_SENSES] for pos, ids in every.items() if ids}
         forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
         if token in GENERIC:
@@ -1105,8 +1121,9 @@ class LexicalAligner:
 
     def _people(self, term: Term) -> str | None:
         """How a noun names people together: "group" for a group of people in its commonest sense ("the crowd", "the
-        team", "the audience"), "members" for persons named in the plural ("spectators", "the fans"), "people" for
-        the plain word; else None. Any two of the three say each other in part."""
+        team", "the audience") or a word for a number of anything that also names people ("the pair"), "members"
+        for persons named in the plural ("spectators", "the fans"), "people" for the plain word; else None. Any two
+        of the three say each other in part."""
         nouns = term.senses.get("n", ())
         if term.act or not nouns or " " in term.text:
             return None
@@ -1115,7 +1132,13 @@ class LexicalAligner:
         if term.text not in self.wordnet.base_forms(term.text, "n") and any(
                 self.wordnet.synset(sense).lexname == _PERSON_LEXNAME for sense in nouns[:_CONFLICT_SENSES]):
             return "members"
-        return "group" if self._social_group in self._ancestors(nouns[0], _ANCESTOR_STEPS) else None
+        if self._social_group in self._ancestors(nouns[0], _ANCESTOR_STEPS):
+            return "group"
+        # a word for a number of anything that is also one for people ("the happy pair", "the duo")
+        if self.wordnet.synset(nouns[0]).lexname in _NUMBER_LEXNAMES and any(
+                self._social_group in self._ancestors(sense, _ANCESTOR_STEPS) for sense in nouns[1:3]):
+            return "group"
+        return None
 
     def _members(self, term: Term) -> set[str]:
         """What a noun's group is made of in any of its senses, by WordNet's member links ("a group of sheep or
@@ -1325,6 +1348,8 @@ class LexicalAligner:
         raised = [(pair, _VERB_KIN_CREDIT) for pair in _same_result(asked_terms, said_terms)]
         raised += [(pair, _WAY_CREDIT) for pair in self._gone_that_way(asked, asked_terms, said, said_terms)]
         raised += [(pair, _WAY_CREDIT) for pair, same in switched if same]
+        raised += [((act, other), _VERB_KIN_CREDIT) for act in self._taken_off(asked, asked_terms)
+                   for other in self._taken_off(said, said_terms) if act != other]
         for pair, credit in raised:
             if relations[pair][0] < credit:
                 relations[pair] = (credit, None)
@@ -1333,6 +1358,41 @@ class LexicalAligner:
             if why in ("exclusive", "antonym") and a in asked_things and s in said_things \
                     and not self._one_thing(asked_things[a], said_things[s], relations):
                 relations[(a, s)] = (credit, None)  # "the yellow card" / "a white player": the player is white
+
+    def _taken_off(self, text: str, terms) -> list[Term]:
+        """Acts that take a thing off or from somewhere by carrying, lifting or pulling it, the thing named between
+        the act and the way ("hauls his luggage off", "lifts a heavy case off the belt", "drags the bag from the
+        belt"): two of them say each other in part, whatever else each says about how. Not throwing or kicking
+        (what is propelled goes off on its own), nor an act with no thing ("jumps off the wall")."""
+        words = re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
+        found = []
+        for term in terms:
+            verb = term.text.split()[0]
+            if not term.act or verb not in words:
+                continue
+            at = words.index(verb)
+            if words[at + 1: at + 2] and words[at + 1] in _DETERMINERS \
+                    and _FROM & set(words[at + 2: at + 6]) and self._carries(term):
+                found.append(term)
+        return found
+
+    def _carries(self, term: Term) -> bool:
+        """The act moves a thing by carrying, lifting, pulling or taking it away, in one of its two commonest
+        senses (WordNet's "move" that displaces, or "remove"; not "propel")."""
+        for sense in term.senses.get("v", ())[:2]:
+            up = self._ancestors(sense, _ANCESTOR_STEPS)
+            if self._displacing & up.keys() and not self._propelling & up.keys():
+                return True
+        return False
+
+    @cached_property
+    def _displacing(self) -> set[str]:
+        moving = {sense for sense in self.wordnet.senses("displace", "v") if "move" in self.wordnet.synset(sense).words}
+        return moving | {self.wordnet.senses("remove", "v", 1)[0]}  # move (displace): cause to move to a new place
+
+    @cached_property
+    def _propelling(self) -> set[str]:
+        return set(self.wordnet.senses("propel", "v", 1))
 
     def _described(self, text: str, terms) -> dict[Term, set[Term]]:
         """Each describing word of ``text`` (a colour, a size) and the things it describes there: the thing right
