@@ -135,17 +135,17 @@ _LIGHT_VERBS = frozenset("""
 take takes took taken taking give gives gave given giving make makes made making have has had having
 throw throws threw thrown throwing land lands landed landing deliver delivers delivered delivering
 """.split())
+# ... and those that take it after a preposition: "connects with a big punch" is to punch.
+_LIGHT_WITH = frozenset("connect connects connected connecting".split())
+# Words that place the thing after them in an order ("the first cut", "the last bus"): said as what it is like, never
+# as a thing of their own ("first" is also a rank, kin to a cake's "tier").
+_ORDINALS = frozenset("first second third fourth fifth last next".split())
 # Where a thing is taken from, after the thing: "lifts a case off the belt", "drags the bag from the belt".
 _FROM = frozenset({"off", "from"})
 # WordNet's lexicographer files of a number of things (noun.group, noun.quantity): "a pair", "a trio".
 _NUMBER_LEXNAMES = frozenset({14, 23})
 # Words after which a describing word describes the one who wears it: "the boxer in red", "a man wearing white".
 _WORN = frozenset("in wearing".split())
-# ... and those that take it after a preposition: "connects with a big punch" is to punch.
-_LIGHT_WITH = frozenset("connect connects connected connecting".split())
-# Words that place the thing after them in an order ("the first cut", "the last bus"): said as what it is like, never
-# as a thing of their own ("first" is also a rank, kin to a cake's "tier").
-_ORDINALS = frozenset("first second third fourth fifth last next".split())
 # WordNet's lexicographer files of things done or happening: noun.act, noun.event, noun.phenomenon, noun.process
 # (not noun.communication: "gives the man a book").
 _ACT_LEXNAMES = frozenset({4, 11, 19, 22})
@@ -368,6 +368,11 @@ def _interleaved(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]
 
 
 _REFLEXIVES = frozenset("myself yourself himself herself itself ourselves yourselves themselves".split())
+
+
+def _words(text: str) -> list[str]:
+    """The words of ``text`` in lower case, hyphened and with an apostrophe whole ("pile-up", "one's")."""
+    return re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
 
 
 def _places_the_next(tokens: list[str], at: int) -> bool:
@@ -1272,6 +1277,7 @@ class LexicalAligner:
             self._relations.clear()
         switched = self._switched(asked_terms, said_terms)
         self._read_in_place(asked, asked_terms, said, said_terms, relations, switched)
+        self._denials_of_one_thing(asked, asked_terms, said, said_terms, relations)
         # A described word that already says one asked word cannot deny another ("goal" is the net, not the ball).
         used = {s for (a, s), (credit, _) in relations.items() if credit >= 0.5}
         # A described word that is an asked thing itself does not say the act too: "the drive" is the driveway
@@ -1353,18 +1359,22 @@ class LexicalAligner:
         for pair, credit in raised:
             if relations[pair][0] < credit:
                 relations[pair] = (credit, None)
-        asked_things, said_things = self._described(asked, asked_terms), self._described(said, said_terms)
+
+    def _denials_of_one_thing(self, asked: str, asked_terms, said: str, said_terms, relations) -> None:
+        """Drop from ``relations`` the denials of a describing word by one that describes another thing: "the yellow
+        card" is not denied by "a white player", nor "the red car" by "a man in a blue shirt"."""
+        asked_things, said_things = self._describing(asked, asked_terms), self._describing(said, said_terms)
         for (a, s), (credit, why) in relations.items():
             if why in ("exclusive", "antonym") and a in asked_things and s in said_things \
                     and not self._one_thing(asked_things[a], said_things[s], relations):
-                relations[(a, s)] = (credit, None)  # "the yellow card" / "a white player": the player is white
+                relations[(a, s)] = (credit, None)
 
     def _taken_off(self, text: str, terms) -> list[Term]:
         """Acts that take a thing off or from somewhere by carrying, lifting or pulling it, the thing named between
         the act and the way ("hauls his luggage off", "lifts a heavy case off the belt", "drags the bag from the
         belt"): two of them say each other in part, whatever else each says about how. Not throwing or kicking
         (what is propelled goes off on its own), nor an act with no thing ("jumps off the wall")."""
-        words = re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
+        words = _words(text)
         found = []
         for term in terms:
             verb = term.text.split()[0]
@@ -1394,11 +1404,11 @@ class LexicalAligner:
     def _propelling(self) -> set[str]:
         return set(self.wordnet.senses("propel", "v", 1))
 
-    def _described(self, text: str, terms) -> dict[Term, set[Term]]:
+    def _describing(self, text: str, terms) -> dict[Term, set[Term]]:
         """Each describing word of ``text`` (a colour, a size) and the things it describes there: the thing right
         after it ("a white player"), or the one it is worn by ("the boxer in red throws"). A describing word whose
         thing is not plain ("a red and white bus", "the red one") is left out: it may describe anything."""
-        words = re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
+        words = _words(text)
         placed: list[tuple[int, Term]] = []
         cursor = 0
         for term in terms:
