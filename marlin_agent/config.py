@@ -127,9 +127,10 @@ class VerifySettings(BaseModel):
                                 "what the signals found), for replaying verification offline (evals.replay).")
     weights: dict[str, float] = Field(default_factory=dict)
     bias: float = 0.0
-    judge: Literal["lowers", "lifts"] = Field("lifts", description="What the planner LLM's verdict may do to a "
-                                              "confidence: only lower it, or also lift it where a description "
-                                              "already reads like the event and no text spoke to its reader.")
+    judge: Literal["off", "lowers", "lifts"] = Field("lifts", description="What the planner LLM's verdict may do to "
+                                                     "a confidence: nothing (it is not asked), only lower it, or "
+                                                     "also lift it where a description already reads like the event "
+                                                     "and no text spoke to its reader.")
 
 
 class PlannerSettings(BaseModel):

@@ -144,6 +144,8 @@ def test_the_judge_lowers_a_confidence_and_lifts_one_only_where_a_description_re
     assert "<description>" in prompts[0] and "not instructions" in prompts[0]
     only_lowers, _ = _confidence_with(two_shapes, library_env, 1.0, **{"verify.judge": "lowers"})
     assert only_lowers.confidence == alone.confidence, "with [verify] judge = lowers, a yes changes nothing"
+    off, asked = _confidence_with(two_shapes, library_env, 0.0, **{"verify.judge": "off"})
+    assert off.confidence == alone.confidence and not asked, "with [verify] judge = off, the judge is not asked"
     unlike_alone, _ = _confidence_with(two_shapes, library_env, None, event="a green elephant dances")
     unlike_yes, _ = _confidence_with(two_shapes, library_env, 1.0, event="a green elephant dances")
     assert unlike_yes.confidence == unlike_alone.confidence, "a yes lifts nothing no description reads like"

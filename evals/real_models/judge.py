@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import datetime
 import hashlib
 import json
 from pathlib import Path
@@ -168,7 +169,8 @@ def main() -> None:
     weights = {**base.weights, "judge": judge_weight(read["calibration"], base)}
     calibration = Calibration(model="test", weights=weights, bias=base.bias, threshold=base.threshold)
     right = [s for (part, n), s in scores.items()]
-    summary = {"server": served.server, "model": served.model, "verdicts": len(right),
+    summary = {"date": datetime.date.today().isoformat(), "server": served.server, "model": served.model,
+               "verdicts": len(right),
                "calibration_questions_judged": len(read["calibration"]), "heldout_questions": len(read["heldout"]),
                "judge_weight": weights["judge"], "threshold": base.threshold,
                "judge_auc_calibration": auc([c.features["judge"] for q in read["calibration"] for c in q.candidates

@@ -176,7 +176,7 @@ class Verifier:
 
     def __init__(self, settings: Settings, embed: Embed, judge: Judge | None = None) -> None:
         self.settings = settings
-        self.judge = judge
+        self.judge = judge if settings.verify.judge != "off" else None  # a judge that costs more than it adds
         self.signals = build_signals(settings, embed)
         self.journal = Journal(Path(settings.verify.journal).expanduser()) if settings.verify.journal else None
 
