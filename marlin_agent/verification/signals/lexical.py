@@ -370,11 +370,6 @@ def _interleaved(first: Sequence[str], second: Sequence[str]) -> tuple[str, ...]
 _REFLEXIVES = frozenset("myself yourself himself herself itself ourselves yourselves themselves".split())
 
 
-def _words(text: str) -> list[str]:
-    """The words of ``text`` in lower case, hyphened and with an apostrophe whole ("pile-up", "one's")."""
-    return re.findall(r"[a-z]+(?:[-'][a-z]+)*", text.lower())
-
-
 def _places_the_next(tokens: list[str], at: int) -> bool:
     """``tokens[at]`` is an ordinal before the word it orders ("the first cut")."""
     return tokens[at] in _ORDINALS and at + 1 < len(tokens) and tokens[at + 1] not in STOPWORDS
@@ -779,9 +774,9 @@ class LexicalAligner:
         if token in STOPWORDS or token in NEGATIONS or token.isdigit():
             return None
         every = {pos: tuple(self.wordnet.senses(token, pos)) for pos in ("n", "v", "a", "r")}
-        if not every["v"] and every["n"] and self._names_an_act(token):
+        if not every["v"] and every["n"] and (phrasal := self._phrasal_verb_of(token)) and self._names_an_act(token):
             # an act named by the phrasal verb it is written from: "the breakaway" is breaking away
-            every["v"] = tuple(self.wordnet.senses(self._phrasal_verb_of(token) or token, "v"))
+            every["v"] = tuple(self.wordnet.senses(phrasal, "v"))
         senses = {pos: ids[:_SENSES] for pos, ids in every.items() if ids}
         forms = frozenset({token, *(f for pos in senses for f in self.wordnet.base_forms(token, pos))})
         if token in GENERIC:
@@ -1374,7 +1369,7 @@ class LexicalAligner:
         the act and the way ("hauls his luggage off", "lifts a heavy case off the belt", "drags the bag from the
         belt"): two of them say each other in part, whatever else each says about how. Not throwing or kicking
         (what is propelled goes off on its own), nor an act with no thing ("jumps off the wall")."""
-        words = _words(text)
+        words = list(_words(text))
         found = []
         for term in terms:
             verb = term.text.split()[0]
@@ -1408,7 +1403,7 @@ class LexicalAligner:
         """Each describing word of ``text`` (a colour, a size) and the things it describes there: the thing right
         after it ("a white player"), or the one it is worn by ("the boxer in red throws"). A describing word whose
         thing is not plain ("a red and white bus", "the red one") is left out: it may describe anything."""
-        words = _words(text)
+        words = list(_words(text))
         placed: list[tuple[int, Term]] = []
         cursor = 0
         for term in terms:
