@@ -30,6 +30,9 @@ from marlin_agent.redaction import remember
 from marlin_agent.resources import data_path
 
 MediaTransport = Literal["auto", "file", "base64"]
+# What a planner LLM's verdict on a span (the judge) may do to a confidence: nothing (it is not asked), only lower
+# it, lower it or lift it, or only lift it (see marlin_agent/verification/verifier.py).
+JudgeRule = Literal["off", "lowers", "lifts", "only-lifts"]
 # API keys that `setup` stores live apart from config.toml, readable by the user only.
 CREDENTIALS_FILE = "credentials.toml"
 
@@ -127,10 +130,10 @@ class VerifySettings(BaseModel):
                                 "what the signals found), for replaying verification offline (evals.replay).")
     weights: dict[str, float] = Field(default_factory=dict)
     bias: float = 0.0
-    judge: Literal["off", "lowers", "lifts"] = Field("lifts", description="What the planner LLM's verdict may do to "
-                                                     "a confidence: nothing (it is not asked), only lower it, or "
-                                                     "also lift it where a description already reads like the event "
-                                                     "and no text spoke to its reader.")
+    judge: JudgeRule = Field("only-lifts", description="What the planner LLM's verdict may do to a confidence: "
+                             "nothing (it is not asked), only lower it, lower it or lift it, or only lift it; it "
+                             "lifts only where a description already reads like the event and no text spoke to "
+                             "its reader.")
 
 
 class PlannerSettings(BaseModel):

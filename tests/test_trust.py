@@ -134,12 +134,15 @@ def _confidence_with(two_shapes, env, verdict, event="a yellow triangle appears"
     return asyncio.run(verify()), prompts
 
 
-def test_the_judge_lowers_a_confidence_and_lifts_one_only_where_a_description_reads_like_the_event(two_shapes,
-                                                                                                  library_env):
+def test_the_judge_lifts_a_confidence_only_where_a_description_reads_like_the_event_and_lowers_one_if_let(
+        two_shapes, library_env):
     alone, _ = _confidence_with(two_shapes, library_env, None)
     no, prompts = _confidence_with(two_shapes, library_env, 0.0)
     yes, _ = _confidence_with(two_shapes, library_env, 1.0)
-    assert no.confidence < alone.confidence < yes.confidence
+    assert no.confidence == alone.confidence < yes.confidence, "by default (only-lifts) a no changes nothing"
+    lowered, _ = _confidence_with(two_shapes, library_env, 0.0, **{"verify.judge": "lifts"})
+    lifted, _ = _confidence_with(two_shapes, library_env, 1.0, **{"verify.judge": "lifts"})
+    assert lowered.confidence < alone.confidence < lifted.confidence == yes.confidence
     assert [e.score for e in yes.evidence if e.kind == "judge"] == [1.0]
     assert "<description>" in prompts[0] and "not instructions" in prompts[0]
     only_lowers, _ = _confidence_with(two_shapes, library_env, 1.0, **{"verify.judge": "lowers"})

@@ -174,18 +174,40 @@ def test_a_judges_shown_answers_the_act_rule_only_where_the_description_already_
     calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0,
                                                      "judge": 1.0}, bias=-2.0, threshold=0.5)
     tumble = {"lexical": 0.67, "similarity": 0.2, "lexical_action": 0.0, "caption_event": 0.8}
-    assert combined(tumble, calibration, judge_lifts=True) < 0.5  # the act rule holds it: no word says falling
-    assert combined({**tumble, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
+    assert combined(tumble, calibration, judge="lifts") < 0.5  # the act rule holds it: no word says falling
+    assert combined({**tumble, "judge": 1.0}, calibration, judge="lifts") >= 0.5
     alike = {**tumble, "caption_event": 0.1, "similarity": 0.5}  # read alike, though the entailment model says no
-    assert combined({**alike, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
-    assert combined({**tumble, "judge": 0.0}, calibration, judge_lifts=True) < 0.5, "unclear is not shown"
+    assert combined({**alike, "judge": 1.0}, calibration, judge="lifts") >= 0.5
+    assert combined({**tumble, "judge": 0.0}, calibration, judge="lifts") < 0.5, "unclear is not shown"
     assert combined({**tumble, "judge": 1.0}, calibration) < 0.5, "a judge that only lowers answers nothing"
     unread = {**tumble, "caption_event": 0.1}  # nothing reads like the event: the judge's yes alone is not enough
-    assert combined({**unread, "judge": 1.0}, calibration, judge_lifts=True) < 0.5
+    assert combined({**unread, "judge": 1.0}, calibration, judge="lifts") < 0.5
     spoken_to = {**tumble, "judge": 1.0, "instructions": 1.0}  # the footage spoke to its reader
-    assert combined(spoken_to, calibration, judge_lifts=True) < 0.5
+    assert combined(spoken_to, calibration, judge="lifts") < 0.5
     denied = {**tumble, "judge": 1.0, "lexical_conflict": 1.0}  # a word over the span denies the event
-    assert combined(denied, calibration, judge_lifts=True) < 0.5
+    assert combined(denied, calibration, judge="lifts") < 0.5
+
+
+def test_a_judge_that_only_lifts_never_takes_away_what_the_footages_texts_hold():
+    """A small judge reads "a skater loses balance and falls on the ramp" literally and says "not shown" for "the
+    skater falls over": the texts hold the moment, and under ``only-lifts`` that verdict costs nothing, where a
+    judge that may lower throws it away. Its "shown" lifts exactly where a lifting judge's would, and never past
+    a denial or text that spoke to its reader."""
+    calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0,
+                                                     "judge": 1.0}, bias=-2.0, threshold=0.5)
+    held = {"lexical": 0.5, "similarity": 0.3, "lexical_action": 1.0, "caption_event": 0.4}
+    alone = combined(held, calibration)
+    assert alone >= 0.5
+    assert combined({**held, "judge": -1.0}, calibration, judge="lowers") < 0.5
+    assert combined({**held, "judge": -1.0}, calibration, judge="lifts") < 0.5
+    assert combined({**held, "judge": -1.0}, calibration, judge="only-lifts") == alone
+    assert combined({**held, "judge": 0.0}, calibration, judge="only-lifts") == alone, "unclear changes nothing"
+    tumble = {"lexical": 0.67, "similarity": 0.2, "lexical_action": 0.0, "caption_event": 0.8}
+    assert combined({**tumble, "judge": 1.0}, calibration, judge="only-lifts") >= 0.5
+    assert combined({**tumble, "judge": 1.0}, calibration, judge="only-lifts") == combined(
+        {**tumble, "judge": 1.0}, calibration, judge="lifts")
+    assert combined({**tumble, "judge": 1.0, "instructions": 1.0}, calibration, judge="only-lifts") < 0.5
+    assert combined({**tumble, "judge": 1.0, "lexical_conflict": 1.0}, calibration, judge="only-lifts") < 0.5
 
 
 def test_a_judges_shown_where_the_entailment_model_reads_the_event_answers_a_description_with_none_of_its_words():
@@ -194,11 +216,11 @@ def test_a_judges_shown_where_the_entailment_model_reads_the_event_answers_a_des
     calibration = Calibration(model="test", weights={"caption_event": 3.0, "lexical_none": -1.0, "judge": 1.0},
                               bias=-2.0, threshold=0.5)
     breakaway = {"caption_event": 0.8, "lexical": 0.0, "lexical_none": 1.0, "lexical_thing": 0.0}
-    assert combined(breakaway, calibration, judge_lifts=True) < 0.5
-    assert combined({**breakaway, "judge": 1.0}, calibration, judge_lifts=True) >= 0.5
+    assert combined(breakaway, calibration, judge="lifts") < 0.5
+    assert combined({**breakaway, "judge": 1.0}, calibration, judge="lifts") >= 0.5
     assert combined({**breakaway, "judge": 1.0}, calibration) < 0.5, "a judge that only lowers answers nothing"
     alike_only = {**breakaway, "caption_event": 0.2, "similarity": 0.6, "judge": 1.0}  # no entailment reading
-    assert combined(alike_only, calibration, judge_lifts=True) < 0.5
+    assert combined(alike_only, calibration, judge="lifts") < 0.5
 
 
 def test_things_no_word_names_are_not_made_by_an_entailment_models_yes_in_a_description_unlike_the_event():

@@ -9,7 +9,10 @@ on the calibration part, and the held-out part is scored three ways:
 - ``none``: no judge (the pipeline planner without an LLM);
 - ``lowers``: the judge may only lower a confidence (the rule shipped until now);
 - ``lifts``: it may also raise one, but only where a caption or the fresh caption already reads like
-  the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader.
+  the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader;
+- ``only-lifts``: it raises one there and never lowers one (a "not shown" changes nothing).
+
+Both parts are scored the four ways (``calibration``: the questions the judge read all of).
 
 Verdicts are cached in ``<cache>/real-models/judge/<server>.jsonl`` by what the judge read (a stopped run
 resumes; a rebuilt set asks again only what is new).
@@ -125,13 +128,13 @@ def score_ways(heldout: list[FitQuestion], calibration: Calibration) -> dict:
     from marlin_agent.verification.fitting import decided, point
     from marlin_agent.verification.verifier import combined
 
-    def with_rule(lifts: bool):
-        return lambda c: combined(c.features, calibration, c.speech, judge_lifts=lifts)
+    def with_rule(rule: str):
+        return lambda c: combined(c.features, calibration, c.speech, rule)
 
     t = calibration.threshold
     return {"none": figures_at(heldout, calibration).model_dump(),
-            "lowers": point(decided(heldout, t, with_rule(False)), t).model_dump(),
-            "lifts": point(decided(heldout, t, with_rule(True)), t).model_dump()}
+            **{rule: point(decided(heldout, t, with_rule(rule)), t).model_dump()
+               for rule in ("lowers", "lifts", "only-lifts")}}
 
 
 def main() -> None:
@@ -177,6 +180,7 @@ def main() -> None:
                                               if q.present and c.on_span],
                                              [c.features["judge"] for q in read["calibration"] for c in q.candidates
                                               if not (q.present and c.on_span)]),
+               "calibration": score_ways(read["calibration"], calibration),
                "heldout": score_ways(read["heldout"], calibration)}
     args.results.mkdir(parents=True, exist_ok=True)
     (args.results / "real_judge.json").write_text(json.dumps(summary, indent=1))

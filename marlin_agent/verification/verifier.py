@@ -23,14 +23,17 @@ one confidence with the rules that keep an answer honest:
   description that reads like it ("a motorbike crashes into the crowd" against "one cyclist in green
   loses grip and falls onto the grass" is that same false "yes").
 - **A judge confirms only what already reads like the event.** With a planner LLM configured, its verdict
-  on the fresh caption may lower a confidence anywhere, and raise one (``[verify] judge = "lifts"``) only
-  where a description over the span already reads like the event (the entailment model reads it there, or it
-  reads alike) and no text there spoke to its reader (``instructions``): text in the footage that talks the
-  judge into "yes" changes nothing. There, and only there, its "shown" also answers the act rule: an act said
-  in words no reading rule links ("takes a tumble" for "falls"), which a second model reads in the description
-  too, is not held back for want of a matching word; and where the entailment model reads the event there,
-  it answers the veto of a description that says none of its words (``Rule.UNWORDED``: "the breakaway" in
-  "two riders attack off the front"). A denial ("a red square" for "the red circle") it never answers.
+  on the fresh caption raises a confidence only where a description over the span already reads like the
+  event (the entailment model reads it there, or it reads alike) and no text there spoke to its reader
+  (``instructions``): text in the footage that talks the judge into "yes" changes nothing. By default
+  (``[verify] judge = "only-lifts"``) its "not shown" changes nothing either: a small model reads a
+  description literally and costs more right moments than wrong ones; ``"lifts"`` lets it lower a confidence
+  anywhere as well, ``"lowers"`` only lower one. Where it lifts, and only there, its "shown" also answers the
+  act rule: an act said in words no reading rule links ("takes a tumble" for "falls"), which a second model
+  reads in the description too, is not held back for want of a matching word; and where the entailment model
+  reads the event there, it answers the veto of a description that says none of its words
+  (``Rule.UNWORDED``: "the breakaway" in "two riders attack off the front"). A denial ("a red square" for
+  "the red circle") it never answers.
 """
 
 from __future__ import annotations
@@ -41,7 +44,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from marlin_agent.config import Settings
+from marlin_agent.config import JudgeRule, Settings
 from marlin_agent.domain import Evidence
 from marlin_agent.verification.calibration import Calibration, calibration_for
 from marlin_agent.verification.confidence import JUDGE_KIND, confidence_of, features, roles
@@ -124,9 +127,20 @@ def judge_shows(found: dict[str, float]) -> bool:
 
 
 def combined(found: dict[str, float], calibration: Calibration, speech_question: bool = False,
-             judge_lifts: bool = False) -> float:
-    """One confidence from feature values, with the rules above (speech corroborates, the judge vetoes or, with
-    ``judge_lifts``, also lifts where ``judge_may_lift``)."""
+             judge: JudgeRule = "lowers") -> float:
+    """One confidence from feature values, with the rules above: speech corroborates, and the judge's verdict
+    (where one was asked) does what ``judge`` lets it (see ``JudgeRule``)."""
+    if judge != "only-lifts":
+        return _combined(found, calibration, speech_question, judge_lifts=judge == "lifts")
+    alone = _combined({kind: value for kind, value in found.items() if kind not in roles().outside}, calibration,
+                      speech_question)
+    if not judge_shows(found):
+        return alone
+    return max(alone, _combined(found, calibration, speech_question, judge_lifts=True))
+
+
+def _combined(found: dict[str, float], calibration: Calibration, speech_question: bool, judge_lifts: bool = False
+              ) -> float:
     weights, bias, kinds = calibration.weights, calibration.bias, roles()
     shown = judge_lifts and judge_shows(found)
     if shown and _read_there(found):
@@ -227,8 +241,7 @@ class Verifier:
         return bool(worded.aligned) and not worded.missing and not worded.conflicts and worded.support >= WORDED
 
     def confidence(self, evidence: list[Evidence], speech_question: bool = False) -> float:
-        return combined(features(evidence), self.calibration, speech_question,
-                        judge_lifts=self.settings.verify.judge == "lifts")
+        return combined(features(evidence), self.calibration, speech_question, self.settings.verify.judge)
 
     def passes(self, confidence: float) -> bool:
         return confidence >= self.threshold
