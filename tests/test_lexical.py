@@ -336,13 +336,33 @@ def test_a_wording_that_says_the_asked_word_is_not_denied_by_another_that_names_
 
 
 @pytest.mark.parametrize(("asked", "said", "kin", "credit"), [
-    ("the thief runs off", "The man gets away with the packages.", "runs off ~ gets away", 0.6),  # both flee
+    # both flee, and "gets away" is, in its commonest sense, a way of leaving, which running off goes
+    ("the thief runs off", "The man gets away with the packages.", "runs off ~ gets away", 0.75),
     # Before a thing, "tears up" is also the verb "tear" itself, which "rips" says (see the particle rule below).
     ("the dog tears up the cushion", "The dog rips a cushion apart.", "tears up ~ rips", 0.9),
 ])
 def test_a_verb_is_said_in_part_by_another_way_of_the_same_specific_act(aligner, asked, said, kin, credit):
     alignment = aligner.align(asked, said)
     assert alignment.action == credit and kin in alignment.explain() and alignment.conflict == 0
+
+
+@pytest.mark.parametrize(("asked", "said", "read"), [
+    ("the bird flies away", "A pigeon takes off from the ledge.", "flies away ~ takes off"),  # depart: leave
+    ("the crowd leaves", "The fans file out of the stadium.", "leaves ~ file out"),  # a way of exiting
+    ("the lorry arrives", "A truck pulls in at the depot.", "arrives ~ pulls in"),  # a way of arriving
+])
+def test_a_phrasal_verb_that_is_a_way_of_going_somewhere_goes_that_way(aligner, asked, said, read):
+    alignment = aligner.align(asked, said)
+    assert alignment.action == 0.75 and read in alignment.explain() and alignment.conflict == 0
+
+
+@pytest.mark.parametrize(("asked", "said"), [
+    ("the bird lands", "A pigeon takes off from the ledge."),
+    ("the car leaves", "The van pulls in at the kerb."),
+    ("the man leaves", "The man looks away from the window."),  # looking is no going
+])
+def test_a_phrasal_verb_goes_no_other_way_than_its_own(aligner, asked, said):
+    assert aligner.align(asked, said).action == 0.0
 
 
 def test_two_ways_of_a_general_act_or_its_opposite_do_not_say_each_other(aligner):

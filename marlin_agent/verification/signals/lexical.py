@@ -1482,6 +1482,17 @@ class LexicalAligner:
         senses = set(term.senses.get("v", ())[:2])
         return {way for way, targets in self._way_acts.items() if targets & senses}
 
+    def _phrasal_kind_of_going(self, term: Term) -> set[str]:
+        """The ways a described phrasal verb goes that is, in one of its two commonest senses, a kind of a plain
+        word for going: "takes off" (depart, a way of leaving): away; "files out" (a way of exiting): out; "pulls
+        in" (a way of arriving): in. Only a phrasal verb, whose particle already says it goes: WordNet also puts
+        lingering under leaving. Only described: asked, a specific way of leaving ("walks out") is not said by
+        another ("slips off")."""
+        if " " not in term.text:
+            return set()
+        kinds = {parent for sense in term.senses.get("v", ())[:2] for parent in self._links(sense, "@")}
+        return {way for way, targets in self._way_acts.items() if targets & kinds}
+
     def _ways_asked(self, term: Term, asked_words: list[str]) -> set[str]:
         """The ways an asked act is a plain word for going: by its commonest senses, or a plain verb of going and its
         particle ("gets on": on, "comes in": in, "runs away": away), or any verb of moving with a particle of leaving
@@ -1501,7 +1512,7 @@ class LexicalAligner:
         """The ways a described act goes: a plain word for going by its senses ("departs": away), or a verb of
         moving by its particle or a word for a way later in its clause ("walks through the front door into the
         hall": in; "jumps up onto the sofa": up, on)."""
-        ways = self._ways_by_sense(mover)
+        ways = self._ways_by_sense(mover) | self._phrasal_kind_of_going(mover)
         verb = mover.text.split()[0]
         if verb not in said_words or not self._moves(verb):
             return ways
