@@ -59,6 +59,7 @@ class Synset:
     pointers: tuple[tuple[str, str, int, int], ...]  # (symbol, target id, source word no., target word no.)
     gloss: str = ""  # the definition, without its examples: "fall down, as if collapsing" (topple)
     by_symbol: dict[str, tuple[str, ...]] = field(default_factory=dict, compare=False)  # symbol -> target ids
+    frames: frozenset[int] = frozenset()  # a verb's sentence frames (WordNet's numbers: 1 "Something ----s", ...)
 
     def related(self, *symbols: str) -> list[str]:
         return [target for symbol in symbols for target in self.by_symbol.get(symbol, ())]
@@ -211,9 +212,12 @@ class WordNet:
         grouped: dict[str, list[str]] = defaultdict(list)
         for symbol, target, _, _ in pointers:
             grouped[symbol].append(target)
+        # A verb's frames follow its pointers: a count, then "+ frame word" for each (word 00: all its words).
+        frames = frozenset(int(fields[at + 3 + 3 * i]) for i in range(int(fields[at + 1]))) if pos == "v" \
+            else frozenset()
         return Synset(id=synset_id, pos=pos, lexname=lexname, words=words, pointers=tuple(pointers),
                       gloss=gloss.split(";")[0].strip(),
-                      by_symbol={symbol: tuple(targets) for symbol, targets in grouped.items()})
+                      by_symbol={symbol: tuple(targets) for symbol, targets in grouped.items()}, frames=frames)
 
     def _exception_forms(self, pos: str) -> dict[str, tuple[str, ...]]:
         with self._lock:

@@ -142,6 +142,12 @@ _LIGHT_WITH = frozenset("connect connects connected connecting".split())
 _ORDINALS = frozenset("first second third fourth fifth last next".split())
 # Where a thing is taken from, after the thing: "lifts a case off the belt", "drags the bag from the belt".
 _FROM = frozenset({"off", "from"})
+# WordNet's verb frames that take a direct object ("Somebody ----s something", "Something ----s somebody", ...): a
+# sense with none but these is never used without one ("drop": let fall, transitive only).
+_OBJECT_FRAMES = frozenset({5, 8, 9, 10, 11, 14, 15, 16, 17, 18, 19, 20, 21, 24, 25, 30, 31})
+# Words after a verb that say it has no object: a preposition or particle, a clause's end ("cartons drop off the
+# stack", "the glass breaks into pieces", "the man drops and rolls").
+_NO_OBJECT_AFTER = _PARTICLES | _CLAUSE_ENDS | frozenset("from to at across along past toward towards by".split())
 # WordNet's lexicographer files of a number of things (noun.group, noun.quantity): "a pair", "a trio".
 _NUMBER_LEXNAMES = frozenset({14, 23})
 # Words after which a describing word describes the one who wears it: "the boxer in red", "a man wearing white".
@@ -605,10 +611,30 @@ class LexicalAligner:
                 if term is not None and _places_the_next(tokens, at) and "a" in term.senses:
                     term = dataclasses.replace(term, by_pos=(("a", term.senses["a"]),), act=False, rare=frozenset())
             if term is not None:
-                terms.append(term)
+                terms.append(self._as_used(term, tokens, at + size))
                 starts.append(at)
             at += size
         return self._away_with_its_verb(self._act_after_subject(self._subject_before_its_act(terms, starts)), starts)
+
+    def _as_used(self, term: Term, tokens: list[str], after: int) -> Term:
+        """A verb in "-s" with its senses that take no object first where nothing it could act on follows ("the rope
+        snaps": breaks, not snaps a thing; "the glass drops to the floor": falls, not lets fall)."""
+        verbs = term.senses.get("v")
+        if not verbs or " " in term.text or (after < len(tokens) and tokens[after] not in _NO_OBJECT_AFTER) \
+                or not term.text.endswith("s") or term.text in self.wordnet.base_forms(term.text, "v"):
+            return term  # only a verb in "-s", which nothing else reads it as: not "are stolen", "snaps shut"
+        ordered = self._without_object(verbs)
+        if ordered == tuple(verbs):
+            return term
+        by_pos = tuple((pos, ordered if pos == "v" else ids) for pos, ids in term.by_pos)
+        return dataclasses.replace(term, by_pos=by_pos)
+
+    def _without_object(self, senses: Sequence[str]) -> tuple[str, ...]:
+        """``senses`` with those WordNet says may be used without an object first, in their order."""
+        def takes_one(sense: str) -> bool:
+            frames = self.wordnet.synset(sense).frames
+            return bool(frames) and frames <= _OBJECT_FRAMES
+        return tuple(sorted(senses, key=takes_one))
 
     @staticmethod
     def _away_with_its_verb(terms: tuple[Term, ...], starts: list[int]) -> tuple[Term, ...]:
