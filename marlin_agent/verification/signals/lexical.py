@@ -622,7 +622,7 @@ class LexicalAligner:
         verbs = term.senses.get("v")
         if not verbs or " " in term.text or (after < len(tokens) and tokens[after] not in _NO_OBJECT_AFTER) \
                 or not term.text.endswith("s") or term.text in self.wordnet.base_forms(term.text, "v"):
-            return term  # only a verb in "-s", which nothing else reads it as: not "are stolen", "snaps shut"
+            return term  # a verb in "-s" only: not a participle ("are stolen"), nor "shut" in "snaps shut"
         ordered = self._without_object(verbs)
         if ordered == tuple(verbs):
             return term
