@@ -4,7 +4,7 @@ Every candidate of the shipped calibration set and of the held-out set (texts an
 ``marlin_agent/verification/calibration_set.py``) is read by the real model as the judge reads a
 span in a run: the event, and Marlin's fresh caption of the span (the caption events over it where
 the recorded run took none). Its verdicts replace the scripted judge's; the judge's weight is fitted
-on the calibration part, and the held-out part is scored three ways:
+on the calibration part, and both parts are scored four ways:
 
 - ``none``: no judge (the pipeline planner without an LLM);
 - ``lowers``: the judge may only lower a confidence (the rule shipped until now);
@@ -12,7 +12,7 @@ on the calibration part, and the held-out part is scored three ways:
   the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader;
 - ``only-lifts``: it raises one there and never lowers one (a "not shown" changes nothing).
 
-Both parts are scored the four ways (``calibration``: the questions the judge read all of).
+The calibration part's figures are over the questions whose candidates the judge read all of.
 
 Verdicts are cached in ``<cache>/real-models/judge/<server>.jsonl`` by what the judge read (a stopped run
 resumes; a rebuilt set asks again only what is new).

@@ -31,10 +31,9 @@ one confidence with the rules that keep an answer honest:
   anywhere as well, ``"lowers"`` only lower one. Where it lifts, and only there, its "shown" also answers the
   act and things rules: an act said in words no reading rule links ("takes a tumble" for "falls"), which a
   second model reads in the description too, is not held back for want of a matching word (nor a thing named
-  so: ``said_nowhere`` covers both); and where the entailment model
-  reads the event there, it answers the veto of a description that says none of its words
-  (``Rule.UNWORDED``: "the breakaway" in "two riders attack off the front"). A denial ("a red square" for
-  "the red circle") it never answers.
+  so: ``said_nowhere`` covers both); and where the entailment model reads the event there, it answers the veto
+  of a description that says none of its words (``Rule.UNWORDED``: "the breakaway" in "two riders attack off
+  the front"). A denial ("a red square" for "the red circle") it never answers.
 """
 
 from __future__ import annotations

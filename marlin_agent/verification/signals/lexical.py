@@ -1505,7 +1505,10 @@ class LexicalAligner:
     def _ways_by_sense(self, term: Term) -> set[str]:
         """The ways an act is a plain word for going by its commonest senses ("leaves": away, out; "enters": in;
         "arrives": in, on, up)."""
-        senses = set(term.senses.get("v", ())[:2])
+        return self._ways_of(set(term.senses.get("v", ())[:2]))
+
+    def _ways_of(self, senses: set[str]) -> set[str]:
+        """The ways whose plain verbs for going are among ``senses``."""
         return {way for way, targets in self._way_acts.items() if targets & senses}
 
     def _phrasal_kind_of_going(self, term: Term) -> set[str]:
@@ -1516,8 +1519,7 @@ class LexicalAligner:
         another ("slips off")."""
         if " " not in term.text:
             return set()
-        kinds = {parent for sense in term.senses.get("v", ())[:2] for parent in self._links(sense, "@")}
-        return {way for way, targets in self._way_acts.items() if targets & kinds}
+        return self._ways_of({parent for sense in term.senses.get("v", ())[:2] for parent in self._links(sense, "@")})
 
     def _ways_asked(self, term: Term, asked_words: list[str]) -> set[str]:
         """The ways an asked act is a plain word for going: by its commonest senses, or a plain verb of going and its
