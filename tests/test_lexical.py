@@ -906,6 +906,20 @@ def test_a_plural_noun_right_before_the_act_is_the_subject_not_a_second_act(alig
     assert both.action == 1.0, both.explain()
 
 
+@pytest.mark.parametrize(("text", "act"), [
+    ("Boxes tumble from the top of a pallet.", "tumble"),
+    ("Sparks fly from the grinder.", "fly"),
+    ("Waves crash against the harbour wall.", "crash"),
+])
+def test_a_plural_noun_that_opens_a_description_is_its_subject_and_the_plain_verb_after_it_the_act(aligner, text, act):
+    """A caption that opens with a bare plural ("Boxes tumble") names its subject: a verb in "-s" wants one before
+    it, and the plain verb that follows agrees with the plural. Read the other way, "boxes" was the act (to box)."""
+    terms = aligner.terms(text)
+    assert [term.text for term in terms if term.act] == [act]
+    assert "v" not in terms[0].senses
+    assert [term.text for term in aligner.terms("Walks to the door.") if term.act] == ["walks"]  # no subject at all
+
+
 def test_a_compound_noun_where_a_thing_and_its_act_stand_is_read_as_the_two(aligner):
     """"When does the truck stop?" asks for "the truck stops", not for a truck stop: with no other act in the text, a
     compound whose first word can act (a vehicle, an animal, a machine) and whose second is a verb in "-s" is the thing

@@ -649,18 +649,28 @@ class LexicalAligner:
             found.append(term)
         return tuple(found)
 
-    @staticmethod
-    def _subject_before_its_act(terms: list[Term], starts: list[int]) -> list[Term]:
+    def _subject_before_its_act(self, terms: list[Term], starts: list[int]) -> list[Term]:
         """A word in "-s" read as an act right before another act is the plural noun it also is, the subject's head:
         "the stage lights | go out" (not "lights" the act), "fog cannons | blast". Nothing between them: "kicks and
-        runs" are two acts."""
+        runs" are two acts. So is one that opens the text before a verb in its plain form, which then is the act:
+        "Boxes tumble from the pallet" (a verb in "-s" wants a subject before it; "tumble" agrees with "boxes")."""
         found = list(terms)
         for at, (term, following) in enumerate(itertools.pairwise(terms)):
-            if term.act and following.act and " " not in term.text and term.text.endswith("s") \
-                    and "n" in term.senses and starts[at + 1] == starts[at] + 1:
+            if not (term.act and " " not in term.text and term.text.endswith("s") and "n" in term.senses
+                    and starts[at + 1] == starts[at] + 1):
+                continue
+            opens = starts[at] == 0 and not following.act and self._plain_verb(following)
+            if following.act or opens:
                 found[at] = dataclasses.replace(term, act=False,
                                                 by_pos=tuple((pos, ids) for pos, ids in term.by_pos if pos != "v"))
+            if opens:
+                found[at + 1] = dataclasses.replace(following, act=True)
         return found
+
+    def _plain_verb(self, term: Term) -> bool:
+        """A verb in its plain form ("tumble", "go out"), as it follows a plural subject."""
+        first = term.text.split()[0]
+        return "v" in term.senses and term.weight > _GENERIC_WEIGHT and first in self.wordnet.base_forms(first, "v")
 
     def _act_after_subject(self, terms: list[Term]) -> tuple[Term, ...]:
         """With no word read as the act, a verb in "-s" right after a singular first thing is the act: "the cat
