@@ -169,19 +169,23 @@ def test_an_entailment_models_yes_does_not_say_an_act_in_a_description_unlike_th
 
 def test_a_judges_shown_answers_the_act_rule_only_where_the_description_already_reads_like_the_event():
     """"The skater takes a tumble" against "a skater loses balance and falls on the ramp": no reading rule links the
-    idiom to the act, the entailment model reads the event there, and a second model reading the description says
-    "shown". With a lifting judge that carries it; nothing else does."""
+    idiom to the act and the entailment model misses it, but the description reads like the event, and a second
+    model reading it says "shown". With a lifting judge that carries it; nothing else does. Where only the
+    entailment model reads the event, in a description that hardly reads like it (its known false "yes"), the
+    judge's "shown" does not make that "yes" trusted: "the baker kneads a ball of clay" read into "hands knead and
+    fold the bread dough" stays out."""
     calibration = Calibration(model="test", weights={"lexical": 3.0, "similarity": 3.0, "caption_event": 1.0,
                                                      "judge": 1.0}, bias=-2.0, threshold=0.5)
-    tumble = {"lexical": 0.67, "similarity": 0.2, "lexical_action": 0.0, "caption_event": 0.8}
+    tumble = {"lexical": 0.67, "similarity": 0.5, "lexical_action": 0.0, "caption_event": 0.1}
     assert combined(tumble, calibration, judge="lifts") < 0.5  # the act rule holds it: no word says falling
     assert combined({**tumble, "judge": 1.0}, calibration, judge="lifts") >= 0.5
-    alike = {**tumble, "caption_event": 0.1, "similarity": 0.5}  # read alike, though the entailment model says no
-    assert combined({**alike, "judge": 1.0}, calibration, judge="lifts") >= 0.5
     assert combined({**tumble, "judge": 0.0}, calibration, judge="lifts") < 0.5, "unclear is not shown"
     assert combined({**tumble, "judge": 1.0}, calibration) < 0.5, "a judge that only lowers answers nothing"
-    unread = {**tumble, "caption_event": 0.1}  # nothing reads like the event: the judge's yes alone is not enough
+    unread = {**tumble, "similarity": 0.1}  # nothing reads like the event: the judge's yes alone is not enough
     assert combined({**unread, "judge": 1.0}, calibration, judge="lifts") < 0.5
+    false_yes = {**tumble, "caption_event": 0.8, "similarity": 0.13}  # only the entailment model reads it there
+    assert combined({**false_yes, "judge": 1.0}, calibration, judge="lifts") < 0.5
+    assert combined({**false_yes, "judge": 1.0}, calibration, judge="only-lifts") < 0.5
     spoken_to = {**tumble, "judge": 1.0, "instructions": 1.0}  # the footage spoke to its reader
     assert combined(spoken_to, calibration, judge="lifts") < 0.5
     denied = {**tumble, "judge": 1.0, "lexical_conflict": 1.0}  # a word over the span denies the event
@@ -202,7 +206,7 @@ def test_a_judge_that_only_lifts_never_takes_away_what_the_footages_texts_hold()
     assert combined({**held, "judge": -1.0}, calibration, judge="lifts") < 0.5
     assert combined({**held, "judge": -1.0}, calibration, judge="only-lifts") == alone
     assert combined({**held, "judge": 0.0}, calibration, judge="only-lifts") == alone, "unclear changes nothing"
-    tumble = {"lexical": 0.67, "similarity": 0.2, "lexical_action": 0.0, "caption_event": 0.8}
+    tumble = {"lexical": 0.67, "similarity": 0.5, "lexical_action": 0.0, "caption_event": 0.1}
     assert combined({**tumble, "judge": 1.0}, calibration, judge="only-lifts") >= 0.5
     assert combined({**tumble, "judge": 1.0}, calibration, judge="only-lifts") == combined(
         {**tumble, "judge": 1.0}, calibration, judge="lifts")

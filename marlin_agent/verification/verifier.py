@@ -24,9 +24,10 @@ one confidence with the rules that keep an answer honest:
   loses grip and falls onto the grass" is that same false "yes").
 - **A judge confirms only what already reads like the event.** With a planner LLM configured, its verdict
   on the fresh caption raises a confidence only where a description over the span already reads like the
-  event (the entailment model reads it there, or it reads alike) and no text there spoke to its reader
-  (``instructions``): text in the footage that talks the judge into "yes" changes nothing. By default
-  (``[verify] judge = "only-lifts"``) its "not shown" changes nothing either: a small model reads a
+  event (it reads alike; where nothing measured that, the entailment model reads the event there: its "yes" in a
+  description unlike the event is the false "yes" above, which a judge's does not redeem) and no text there
+  spoke to its reader (``instructions``): text in the footage that talks the judge into "yes" changes nothing.
+  By default (``[verify] judge = "only-lifts"``) its "not shown" changes nothing either: a small model reads a
   description literally and costs more right moments than wrong ones; ``"lifts"`` lets it lower a confidence
   anywhere as well, ``"lowers"`` only lower one. Where it lifts, and only there, its "shown" also answers the
   act and things rules: an act said in words no reading rule links ("takes a tumble" for "falls"), which a
@@ -109,9 +110,13 @@ def said_nowhere(found: dict[str, float]) -> bool:
 
 
 def reads_like(found: dict[str, float]) -> bool:
-    """A description over the span already reads like the event: the entailment model reads it there, or it
-    reads alike (the likeness the act rule asks for)."""
-    return _read_there(found) or (_likeness(found) or 0.0) >= UNLIKE
+    """A description over the span already reads like the event: it reads alike (the likeness the act rule asks
+    for), or, where nothing measured the likeness, the entailment model reads the event there. An entailment "yes"
+    in a description that hardly reads like the event is the small model's false "yes" the act and things rules
+    do not trust ("the baker kneads a ball of clay" read into "hands knead and fold the bread dough"); a judge's
+    "yes" does not make it trusted."""
+    likeness = _likeness(found)
+    return likeness >= UNLIKE if likeness is not None else _read_there(found)
 
 
 def judge_may_lift(found: dict[str, float]) -> bool:
