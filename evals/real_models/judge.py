@@ -9,7 +9,8 @@ on the calibration part, and both parts are scored four ways:
 - ``none``: no judge (the pipeline planner without an LLM);
 - ``lowers``: the judge may only lower a confidence (the rule shipped until now);
 - ``lifts``: it may also raise one, but only where a caption or the fresh caption already reads like
-  the event (similarity at least the act rule's 0.3) and no text over the span speaks to its reader;
+  the event (its likeness at least the act rule's level; the entailment model's reading only where no
+  likeness was measured: ``verifier.reads_like``) and no text over the span speaks to its reader;
 - ``only-lifts``: it raises one there and never lowers one (a "not shown" changes nothing).
 
 The calibration part's figures are over the questions whose candidates the judge read all of.

@@ -621,7 +621,7 @@ class LexicalAligner:
         snaps": breaks, not snaps a thing; "the glass drops to the floor": falls, not lets fall)."""
         verbs = term.senses.get("v")
         if not verbs or " " in term.text or (after < len(tokens) and tokens[after] not in _NO_OBJECT_AFTER) \
-                or not term.text.endswith("s") or term.text in self.wordnet.base_forms(term.text, "v"):
+                or not term.text.endswith("s") or self._plain_form(term.text):
             return term  # a verb in "-s" only: not a participle ("are stolen"), nor "shut" in "snaps shut"
         ordered = self._without_object(verbs)
         if ordered == tuple(verbs):
@@ -669,8 +669,11 @@ class LexicalAligner:
 
     def _plain_verb(self, term: Term) -> bool:
         """A verb in its plain form ("tumble", "go out"), as it follows a plural subject."""
-        first = term.text.split()[0]
-        return "v" in term.senses and term.weight > _GENERIC_WEIGHT and first in self.wordnet.base_forms(first, "v")
+        return "v" in term.senses and term.weight > _GENERIC_WEIGHT and self._plain_form(term.text.split()[0])
+
+    def _plain_form(self, word: str) -> bool:
+        """``word`` is a verb's dictionary form ("tumble", not "tumbles" or "tumbled")."""
+        return word in self.wordnet.base_forms(word, "v")
 
     def _act_after_subject(self, terms: list[Term]) -> tuple[Term, ...]:
         """With no word read as the act, a verb in "-s" right after a singular first thing is the act: "the cat
@@ -685,7 +688,7 @@ class LexicalAligner:
             return tuple(terms)
         subject, word = terms[0], terms[1]
         if "n" not in subject.senses or "v" not in word.senses or " " in word.text or word.weight <= _GENERIC_WEIGHT \
-                or not word.text.endswith("s") or word.text in self.wordnet.base_forms(word.text, "v") \
+                or not word.text.endswith("s") or self._plain_form(word.text) \
                 or subject.text not in self.wordnet.base_forms(subject.text, "n"):
             return tuple(terms)
         return (subject, dataclasses.replace(word, act=True), *terms[2:])
@@ -704,7 +707,7 @@ class LexicalAligner:
         if len(rest) != 1 or set(term.senses) != {"n"} or not rest[0].endswith("s"):
             return None
         verb, noun = rest[0], self.wordnet.senses(first, "n", 1)
-        if verb in self.wordnet.base_forms(verb, "v") or not self.wordnet.base_forms(verb, "v") or not noun \
+        if self._plain_form(verb) or not self.wordnet.base_forms(verb, "v") or not noun \
                 or not self._doers & set(self._ancestors(noun[0], _KIND_STEPS)):
             return None  # "the corner kicks": a corner kicks nothing
         thing, act = self._word_term(first, "the"), self._word_term(verb, first)
